@@ -1,0 +1,104 @@
+"""Architectures of deep (lightning or softmax) self-attention networks."""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+
+__all__ = ["Architecture", "NORMALIZATIONS"]
+
+NORMALIZATIONS = ("lightning", "softmax")
+
+
+def _sizes(name: str, values) -> tuple[int, ...]:
+    """Validate a sequence of positive integers and return it as a tuple of ints."""
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise ValueError(f"{name} must be a sequence of positive integers, got {name}={values!r}")
+    if not items or not all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool) and v > 0 for v in items
+    ):
+        raise ValueError(f"{name} must be positive integers, got {name}={items!r}")
+    return tuple(int(v) for v in items)
+
+
+@dataclasses.dataclass(frozen=True)
+class Architecture:
+    """A deep self-attention network: widths ``d_0..d_l``, attention ranks ``a_1..a_l``.
+
+    Layer ``i`` has ``Q_i, K_i`` of shape ``(a_i, d_{i-1})`` and ``V_i`` of shape
+    ``(d_i, d_{i-1})``; inputs are ``d_0 x t`` matrices whose columns are the tokens.
+
+    Examples
+    --------
+    >>> arch = Architecture((3, 2), (2,))
+    >>> arch.parameter_count
+    18
+    >>> Architecture((4, 4, 4), (2, 3), normalization="softmax").layers
+    2
+    """
+
+    widths: tuple[int, ...]
+    ranks: tuple[int, ...]
+    normalization: str = "lightning"
+    tokens: int = 3
+
+    def __post_init__(self):
+        widths = _sizes("widths", self.widths)
+        ranks = _sizes("ranks", self.ranks)
+        if len(widths) < 2:
+            raise ValueError(f"widths must list at least d_0 and d_1, got widths={widths!r}")
+        if len(ranks) != len(widths) - 1:
+            raise ValueError(
+                f"ranks must have one entry per layer (len(widths) - 1 = {len(widths) - 1}), "
+                f"got ranks={ranks!r}"
+            )
+        if self.normalization not in NORMALIZATIONS:
+            raise ValueError(
+                f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}"
+            )
+        tokens = self.tokens
+        if not isinstance(tokens, numbers.Integral) or isinstance(tokens, bool) or tokens < 1:
+            raise ValueError(f"tokens must be an integer >= 1, got tokens={tokens!r}")
+        object.__setattr__(self, "widths", widths)
+        object.__setattr__(self, "ranks", ranks)
+        object.__setattr__(self, "tokens", int(tokens))
+
+    @property
+    def layers(self) -> int:
+        """Depth ``l``."""
+        return len(self.ranks)
+
+    @property
+    def degree(self) -> int:
+        """Degree ``3^l`` of the network in its input (lightning)."""
+        return 3**self.layers
+
+    @property
+    def layer_shapes(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """Shapes of ``(Q_i, K_i, V_i)`` for each layer."""
+        return tuple(
+            ((a, d_in), (a, d_in), (d_out, d_in))
+            for a, d_in, d_out in zip(self.ranks, self.widths, self.widths[1:])
+        )
+
+    @property
+    def layer_parameter_counts(self) -> tuple[int, ...]:
+        """``(2 a_i + d_i) d_{i-1}`` for each layer."""
+        return tuple((2 * a + d_out) * d_in for a, d_in, d_out in
+                     zip(self.ranks, self.widths, self.widths[1:]))
+
+    @property
+    def parameter_count(self) -> int:
+        """``sum_i (2 a_i + d_i) d_{i-1}``."""
+        return sum(self.layer_parameter_counts)
+
+    @property
+    def is_lightning(self) -> bool:
+        return self.normalization == "lightning"
+
+    def __str__(self) -> str:
+        widths = ",".join(map(str, self.widths))
+        ranks = ",".join(map(str, self.ranks))
+        return f"{self.normalization} widths=({widths}) ranks=({ranks}) t={self.tokens}"

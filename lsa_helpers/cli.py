@@ -1,0 +1,98 @@
+"""Command line: ``python -m lsa_helpers dimension ...`` and ``reproduce softmax-conjecture``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from .architecture import Architecture
+from .dimension import METHODS, dimension
+from .experiments import reproduce_softmax_conjecture
+
+__all__ = ["main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ValueError(message)
+
+
+def _sizes(name: str):
+    def parse(text: str) -> tuple[int, ...]:
+        try:
+            return tuple(int(v) for v in text.split(","))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{name} must be comma-separated integers, got {text!r}") from None
+    return parse
+
+
+def _finite(x: float) -> float | None:
+    return None if math.isinf(x) else float(f"{x:.3e}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m lsa_helpers",
+                     description="Dimensions of lightning and softmax self-attention networks.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    dim = commands.add_parser("dimension", help="dimension of one architecture")
+    dim.add_argument("--widths", type=_sizes("widths"), required=True, help="d_0,...,d_l")
+    dim.add_argument("--ranks", type=_sizes("ranks"), required=True, help="a_1,...,a_l")
+    dim.add_argument("--softmax", action="store_true", help="normalized attention")
+    dim.add_argument("--tokens", type=int, default=3, help="tokens per input (default 3)")
+    dim.add_argument("--method", choices=METHODS, default="auto",
+                     help="auto: certified for lightning, float for softmax")
+    dim.add_argument("--seed", type=int, default=0)
+    dim.add_argument("--json", action="store_true")
+    rep = commands.add_parser("reproduce", help="rerun an experiment of the paper")
+    rep.add_argument("experiment", choices=["softmax-conjecture"])
+    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--json", action="store_true")
+    return parser
+
+
+def _dimension(args) -> str:
+    arch = Architecture(args.widths, args.ranks, "softmax" if args.softmax else "lightning",
+                        args.tokens)
+    result = dimension(arch, method=args.method, rng=args.seed)
+    record = {
+        "widths": list(arch.widths), "ranks": list(arch.ranks),
+        "normalization": arch.normalization, "tokens": arch.tokens,
+        "parameters": arch.parameter_count, "formula_dimension": result.formula.value,
+        "formula_status": result.formula.status, "rank": result.rank, "method": result.method,
+        "upper_bound": result.upper_bound, "certified_dimension": result.certified_dimension,
+        "samples": result.samples, "stopped": result.stopped, "seed": args.seed,
+    }
+    if result.float_rank is not None:
+        record["singular_value_gap"] = _finite(result.float_rank.gap)
+        record["gap_is_clear"] = result.float_rank.is_clear
+    if args.json:
+        return json.dumps(record)
+    return "\n".join(f"{key:>20}: {value}" for key, value in record.items())
+
+
+def _reproduce(args) -> str:
+    rows = reproduce_softmax_conjecture(rng=args.seed)
+    records = [{"width": r.width, "parameters": r.parameters,
+                "expected_dimension": r.expected_dimension, "rank": r.rank,
+                "singular_value_gap": _finite(r.gap), "trials": len(r.trial_ranks),
+                "trials_right": r.trials_right} for r in rows]
+    if args.json:
+        return json.dumps({"experiment": "softmax-conjecture", "seed": args.seed, "rows": records})
+    header = list(records[0])
+    lines = ["  ".join(f"{h:>18}" for h in header)]
+    lines += ["  ".join(f"{str(rec[h]):>18}" for h in header) for rec in records]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    """Run the command line; bad input prints one line to stderr and returns 2."""
+    try:
+        args = _parser().parse_args(argv)
+        print(_dimension(args) if args.command == "dimension" else _reproduce(args))
+    except ValueError as error:
+        print(f"lsa_helpers: error: {error}", file=sys.stderr)
+        return 2
+    return 0

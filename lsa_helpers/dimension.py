@@ -1,0 +1,106 @@
+"""Dimension of a neuromanifold: Jacobian rank on adaptively many inputs, exact bounds, certificate."""
+
+from __future__ import annotations
+
+import dataclasses
+from math import ceil
+
+import numpy as np
+
+from .architecture import Architecture
+from .formulas import Formula, formula_dimension
+from .jacobian import check_modulus, jacobian
+from .rank import PRIME, FloatRank, exact_rank, float_rank
+from .symmetries import symmetry_tangents
+from .weights import as_generator, random_inputs, random_weights
+
+__all__ = ["METHODS", "Dimension", "dimension"]
+
+METHODS = ("auto", "float", "exact", "certified")
+
+
+@dataclasses.dataclass(frozen=True)
+class Dimension:
+    """The outcome of :func:`dimension`.
+
+    ``rank``: the Jacobian rank on ``samples`` inputs (float, or exact mod ``modulus``; exact ranks
+    are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of the symmetry
+    tangent vectors at the same point. ``stopped``: why no more inputs were added
+    (``"met upper bound"``, ``"stopped growing"`` or ``"sample limit"``).
+    """
+
+    architecture: Architecture
+    method: str
+    rank: int
+    upper_bound: int
+    samples: int
+    stopped: str
+    formula: Formula
+    float_rank: FloatRank | None = None
+    modulus: int | None = None
+
+    @property
+    def parameters(self) -> int:
+        return self.architecture.parameter_count
+
+    @property
+    def certified_dimension(self) -> int | None:
+        """The proved dimension, when exact lower and upper bounds meet (method "certified")."""
+        met = self.method == "certified" and self.rank == self.upper_bound
+        return self.rank if met else None
+
+    def __repr__(self) -> str:
+        bits = [f"rank={self.rank}", f"upper_bound={self.upper_bound}", f"method={self.method!r}",
+                f"parameters={self.parameters}", f"formula={self.formula.value}",
+                f"samples={self.samples}", f"stopped={self.stopped!r}"]
+        if self.float_rank is not None:
+            bits.append(f"gap={self.float_rank.gap:.1e}")
+        if self.method == "certified":
+            bits.append(f"certified={self.certified_dimension}")
+        return f"Dimension({', '.join(bits)})"
+
+
+def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples: int | None = None,
+              modulus: int = PRIME) -> Dimension:
+    """Dimension of the neuromanifold of ``arch`` from Jacobian ranks at a random point.
+
+    Starts with ``N = ceil(parameters / (d_l t))`` inputs (as many rows as parameters) and adds
+    half as many again until the rank meets the symmetry upper bound or stops growing.
+    ``method``: ``"float"`` (float64 SVD with its gap), ``"exact"`` (rank mod ``modulus``: a
+    certified lower bound), ``"certified"`` (exact, and the dimension is proved when the lower
+    bound meets ``parameters - rank of the symmetry tangents``), or ``"auto"`` (certified for
+    lightning, float for softmax).
+
+    Examples
+    --------
+    >>> dimension(Architecture((3, 3), (3,)), rng=0).certified_dimension
+    17
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if method == "auto":
+        method = "certified" if arch.is_lightning else "float"
+    exact = method != "float"
+    p = check_modulus(arch, modulus) if exact else None
+    rng = as_generator(rng)
+    rank = (lambda M: exact_rank(M, p)) if exact else (lambda M: float_rank(M).rank)
+    weights = random_weights(arch, rng, modulus=p)
+    upper = arch.parameter_count - rank(symmetry_tangents(arch, weights, modulus=p))
+    count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
+    limit = max_samples or 40 * count
+    inputs = random_inputs(arch, min(count, limit), rng, modulus=p)
+    previous = -1
+    while True:
+        J = jacobian(arch, weights, inputs, modulus=p)
+        found = float_rank(J) if not exact else None
+        value = found.rank if found else exact_rank(J, p)
+        stopped = ("met upper bound" if value >= upper else
+                   "stopped growing" if value == previous else
+                   "sample limit" if len(inputs) >= limit else None)
+        if stopped:
+            break
+        previous = value
+        extra = min(ceil(len(inputs) / 2), limit - len(inputs))
+        inputs = np.concatenate([inputs, random_inputs(arch, extra, rng, modulus=p)])
+    return Dimension(arch, method, value, upper, len(inputs), stopped, formula_dimension(arch),
+                     found, p)

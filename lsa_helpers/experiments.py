@@ -1,0 +1,68 @@
+"""The paper's numerical experiment on the softmax conjecture, rerun with exact-enough float64."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .architecture import Architecture
+from .formulas import formula_dimension
+from .jacobian import jacobian
+from .rank import FloatRank, float_rank
+from .weights import as_generator, random_inputs, random_weights
+
+__all__ = ["ConjectureRow", "reproduce_softmax_conjecture"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ConjectureRow:
+    """One width of the experiment: the ranks of all trials and the best one with its gap."""
+
+    width: int
+    parameters: int
+    expected_dimension: int
+    trial_ranks: tuple[FloatRank, ...]
+
+    @property
+    def best(self) -> FloatRank:
+        """The trial of largest rank (the paper reports the maximum over trials)."""
+        return max(self.trial_ranks, key=lambda r: (r.rank, r.gap))
+
+    @property
+    def rank(self) -> int:
+        return self.best.rank
+
+    @property
+    def gap(self) -> float:
+        return self.best.gap
+
+    @property
+    def trials_right(self) -> int:
+        """How many trials found exactly the expected dimension."""
+        return sum(r.rank == self.expected_dimension for r in self.trial_ranks)
+
+
+def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, trials: int = 5,
+                                 trials_at_10: int = 8, layers: int = 2, rank: int = 2,
+                                 tokens: int = 3, rng=0) -> tuple[ConjectureRow, ...]:
+    """Rerun the paper's test of the deep softmax conjecture: Jacobian ranks at random points.
+
+    For each width ``delta``: ``layers`` softmax layers of widths ``delta``, ranks ``rank``,
+    ``tokens`` tokens, ``samples`` Gaussian inputs, ``trials`` random points (``trials_at_10`` at
+    width 10). The expected dimension is the lightning dimension plus ``l`` [paper, conjecture]:
+    25, 40, 57, 76, 97, 120, 145, 172 for widths 3 to 10.
+
+    Examples
+    --------
+    >>> [(r.width, r.expected_dimension, r.rank) for r in reproduce_softmax_conjecture([3], trials=1)]
+    [(3, 25, 25)]
+    """
+    rng = as_generator(rng)
+    rows = []
+    for width in widths:
+        arch = Architecture((width,) * (layers + 1), (rank,) * layers, "softmax", tokens)
+        ranks = tuple(
+            float_rank(jacobian(arch, random_weights(arch, rng), random_inputs(arch, samples, rng)))
+            for _ in range(trials_at_10 if width == 10 else trials)
+        )
+        rows.append(ConjectureRow(width, arch.parameter_count, formula_dimension(arch).value, ranks))
+    return tuple(rows)

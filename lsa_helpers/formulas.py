@@ -1,0 +1,119 @@
+"""Closed-form dimensions of neuromanifolds, each with its status and its hypotheses."""
+
+from __future__ import annotations
+
+import dataclasses
+from math import comb
+
+from .architecture import Architecture
+
+__all__ = ["Formula", "formula_dimension", "span_dimension"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Formula:
+    """A closed-form dimension: ``value`` (None where no formula applies), ``status`` and ``reason``.
+
+    ``status`` is ``"paper"`` (a theorem of Henry, Marchetti and Kohn, ICLR 2025),
+    ``"conjecture"`` (the paper's softmax conjecture), ``"derived"`` (worked out for this course
+    and checked by exact ranks), or ``"none"``.
+    """
+
+    value: int | None
+    status: str
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"Formula({self.value}, {self.status}: {self.reason})"
+
+
+def _one_layer(d: int, d_out: int, a: int) -> int:
+    r = min(a, d)
+    return r * (2 * d - r) + d * d_out - 1
+
+
+def _effective_widths(widths, ranks) -> list[int]:
+    """``b_i = min(d_0, ..., d_i)``, then ``b_i <- min(b_i, 2 min(a_{i+1}, b_i) + b_{i+1})``."""
+    l = len(ranks)
+    b = [min(widths[: i + 1]) for i in range(l)] + [widths[-1]]
+    for i in range(l - 1, 0, -1):
+        b[i] = min(b[i], 2 * min(ranks[i], b[i]) + b[i + 1])
+    return b
+
+
+def _general(widths: tuple[int, ...], ranks: tuple[int, ...]) -> int:
+    l = len(ranks)
+    b = _effective_widths(widths, ranks)
+    r = [min(a, b[i]) for i, a in enumerate(ranks)]
+    return (sum(ri * (2 * b[i] - ri) for i, ri in enumerate(r))
+            + sum(b[i + 1] * b[i] for i in range(l))
+            - sum(b[i] ** 2 for i in range(1, l)) - l)
+
+
+def _is_bottleneck(widths, ranks) -> bool:
+    hidden = widths[1:-1]
+    delta = hidden[0]
+    return (all(h == delta for h in hidden) and delta <= widths[0] and delta <= widths[-1]
+            and all(a <= d for a, d in zip(ranks, widths)))
+
+
+def _lightning(arch: Architecture) -> Formula:
+    widths, ranks = arch.widths, arch.ranks
+    if arch.tokens == 1:
+        return Formula(None, "none", "t = 1: a layer sees only the symmetric part of A")
+    if arch.layers == 1:
+        return Formula(_one_layer(widths[0], widths[1], ranks[0]), "paper",
+                       "one layer: a(2d - a) + d d' - 1, with a replaced by min(a, d)")
+    b = _effective_widths(widths, ranks)
+    collapsed = [i for i in range(arch.layers - 1) if min(ranks[i], b[i]) == 1]
+    if collapsed and any(min(a, b[j]) >= 2 for j, a in enumerate(ranks) if j > collapsed[0]):
+        return Formula(None, "none",
+                       f"rank-one collapse: layer {collapsed[0] + 1} has effective rank 1, so later "
+                       "layers see parallel tokens, and a later layer has rank >= 2")
+    if _is_bottleneck(widths, ranks):
+        return Formula(_general(widths, ranks), "paper",
+                       "bottleneck: equal hidden widths <= d_0, d_l and a_i <= width")
+    return Formula(_general(widths, ranks), "derived",
+                   "effective widths b_i (what reaches and is read from layer i) and ranks "
+                   "min(a_i, b_{i-1})")
+
+
+def formula_dimension(arch: Architecture) -> Formula:
+    """The dimension of the neuromanifold of ``arch`` by formula, or why none applies.
+
+    Lightning, one layer [paper]: ``a(2d - a) + d d' - 1`` for ``a <= d``, ``d^2 + d d' - 1`` for
+    ``a >= d``. Deep, under the bottleneck assumption [paper], and for general widths [derived]::
+
+        sum_i r_i (2 b_{i-1} - r_i) + sum_i b_i b_{i-1} - sum_{i<l} b_i^2 - l
+
+    with effective widths ``b_i`` and ranks ``r_i = min(a_i, b_{i-1})``: ``b_0 = d_0``,
+    ``b_l = d_l``, and for hidden layers ``b_i = min(d_0, ..., d_i)`` (a layer wider than an
+    earlier one adds nothing), then, from the last layer back,
+    ``b_i = min(b_i, 2 r_{i+1} + b_{i+1})`` (layer ``i+1`` reads only that many linear forms
+    of its input: the rows of ``Q``, ``K`` and the part of ``V`` that later layers use).
+    Softmax: the lightning value plus ``l`` (the paper's theorem for one layer, its conjecture
+    for deep networks). No formula for ``t = 1``, nor after an intermediate rank-one layer
+    followed by a layer of rank at least two.
+
+    Examples
+    --------
+    >>> formula_dimension(Architecture((3, 3), (3,))).value
+    17
+    >>> formula_dimension(Architecture((3, 3, 3), (1, 3))).value is None
+    True
+    >>> formula_dimension(Architecture((5, 5, 5), (2, 2), normalization="softmax"))
+    Formula(57, conjecture: lightning dimension + l)
+    """
+    lightning = _lightning(dataclasses.replace(arch, normalization="lightning"))
+    if arch.is_lightning or lightning.value is None:
+        return lightning
+    status = "paper" if arch.layers == 1 else "conjecture"
+    return Formula(lightning.value + arch.layers, status, "lightning dimension + l")
+
+
+def span_dimension(d: int, d_out: int, tokens: int) -> int:
+    """Dimension of the linear span of one layer's neuromanifold [derived].
+
+    ``d' d d(d+1)/2`` for ``t >= 2``; ``d' C(d+2, 3)`` for ``t = 1``. Independent of ``a``.
+    """
+    return d_out * comb(d + 2, 3) if tokens == 1 else d_out * d * d * (d + 1) // 2

@@ -1,0 +1,66 @@
+"""Forward maps of lightning and softmax self-attention, one layer and deep."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .architecture import NORMALIZATIONS
+from .weights import Layer
+
+__all__ = ["ORDERS", "column_softmax", "layer_forward", "forward"]
+
+ORDERS = ("linear", "quadratic")
+
+
+def column_softmax(Z: np.ndarray) -> np.ndarray:
+    """``S(Z)_ij = exp(Z_ij) / sum_k exp(Z_kj)``: normalised over keys ``i``, per query column ``j``."""
+    E = np.exp(Z - Z.max(axis=-2, keepdims=True))
+    return E / E.sum(axis=-2, keepdims=True)
+
+
+def _check_choice(name: str, value, choices) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+
+
+def _check_input(layer: Layer, X) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    d = layer.Q.shape[1]
+    if X.ndim < 2 or X.shape[-2] != d:
+        raise ValueError(f"X must have shape (..., {d}, t) (tokens as columns), got {X.shape}")
+    return X
+
+
+def layer_forward(layer, X, *, normalization: str = "lightning", order: str = "linear") -> np.ndarray:
+    """One layer ``phi_W(X) = V X N(X^T A X)`` with ``A = K^T Q``, batched over leading axes of X.
+
+    ``N`` is the identity (lightning) or the column softmax. Lightning with ``order="linear"`` is
+    re-associated as ``(V X X^T)(K^T (Q X))``, which costs ``O(t d^2 + d^3)``;
+    ``order="quadratic"`` forms the ``t x t`` matrix ``X^T A X`` (``O(t^2 d)``), as softmax must.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> layer = Layer(np.eye(1, 2), np.eye(1, 2), np.ones((1, 2)))
+    >>> layer_forward(layer, np.array([[1.0, 2.0], [0.0, 1.0]]))
+    array([[ 7., 14.]])
+    """
+    _check_choice("normalization", normalization, NORMALIZATIONS)
+    _check_choice("order", order, ORDERS)
+    Q, K, V = layer
+    X = _check_input(layer, X)
+    Xt = np.swapaxes(X, -1, -2)
+    if normalization == "lightning" and order == "linear":
+        return (V @ (X @ Xt)) @ (K.T @ (Q @ X))
+    scores = Xt @ (K.T @ (Q @ X))
+    if normalization == "softmax":
+        scores = column_softmax(scores)
+    return (V @ X) @ scores
+
+
+def forward(weights, X, *, normalization: str = "lightning") -> np.ndarray:
+    """The deep network ``phi_{W_l} o ... o phi_{W_1}`` applied to ``X`` (shape ``(..., d_0, t)``)."""
+    Y = X
+    for layer in weights:
+        Y = layer_forward(Layer(*layer), Y, normalization=normalization)
+    return np.asarray(Y, dtype=np.float64)

@@ -1,0 +1,136 @@
+"""Jacobian of ``W -> (phi_W(X_1), ..., phi_W(X_N))`` by batched forward mode, in float64 or mod p."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .architecture import Architecture
+from .forward import column_softmax
+from .weights import Layer, check_weights
+
+__all__ = ["jacobian", "check_modulus"]
+
+_EXACT_LIMIT = 2**53  # float64 holds every integer below this exactly
+
+
+def check_modulus(arch: Architecture, modulus: int) -> int:
+    """Check that ``modulus`` is usable for exact arithmetic on ``arch`` and return it.
+
+    Residues are stored in float64 so that matrix products run on BLAS; they stay exact while
+    ``n (p - 1)^2 < 2^53`` for every inner dimension ``n`` of a product.
+    """
+    if not arch.is_lightning:
+        raise ValueError("exact arithmetic needs normalization='lightning' (softmax is not polynomial)")
+    if not isinstance(modulus, (int, np.integer)) or modulus < 2:
+        raise ValueError(f"modulus must be a prime integer >= 2, got modulus={modulus!r}")
+    inner = max(arch.widths + arch.ranks + (arch.tokens,))
+    if inner * (modulus - 1) ** 2 >= _EXACT_LIMIT:
+        raise ValueError(
+            f"modulus must satisfy {inner} * (modulus - 1)^2 < 2^53 for exact float64 products, "
+            f"got modulus={modulus}"
+        )
+    return int(modulus)
+
+
+def _one_hot(shapes) -> tuple[np.ndarray, ...]:
+    """Tangent directions of one layer's own parameters: a one-hot ``(P_i, *shape)`` per factor."""
+    sizes = [r * c for r, c in shapes]
+    eye = np.eye(sum(sizes))
+    columns = np.split(eye, np.cumsum(sizes)[:-1], axis=1)
+    return tuple(col.reshape(-1, *shape) for col, shape in zip(columns, shapes))
+
+
+def _layer_jvp(layer: Layer, Y, dlayer, dY, normalization: str, red: Callable):
+    """Value and tangent of one layer: ``F = V Y N(Y^T A Y)`` and ``dF`` for a batch of directions.
+
+    ``dlayer = (dQ, dK, dV)`` with a leading direction axis (or None), ``dY`` of shape
+    ``(P, N, d, t)`` (or None). With ``A Y = K^T (Q Y)``:
+    ``d(AY) = dK^T QY + K^T dQ Y + A dY``, ``dZ = Y^T d(AY) + dY^T AY``,
+    ``dN = dZ`` (lightning) or ``S * (dZ - 1 1^T (S * dZ))`` (softmax), and
+    ``dF = (dV Y + V dY) N + V Y dN``. When ``t > d``, lightning uses the re-associated
+    ``F = (V Y Y^T)(A Y)`` instead, which is linear in ``t``.
+    """
+    Q, K, V = layer
+    dQ, dK, dV = (None, None, None) if dlayer is None else (w[:, None] for w in dlayer)
+    has_dY = dY is not None
+    Yt = np.swapaxes(Y, -1, -2)
+    QY = red(Q @ Y)
+    AY = red(K.T @ QY)
+    dAY = _total(red, dlayer and _T(dK) @ QY, dlayer and K.T @ red(dQ @ Y),
+                 has_dY and red(K.T @ Q) @ dY)
+    if normalization == "lightning" and Y.shape[-1] > Y.shape[-2]:
+        C = red(Y @ Yt)
+        B = red(V @ C)
+        dC = red(dY @ Yt) if has_dY else None
+        dB = _total(red, dlayer and dV @ C, has_dY and V @ red(dC + _T(dC)))
+        return red(B @ AY), _total(red, dB is not None and dB @ AY, dAY is not None and B @ dAY)
+    Z = red(Yt @ AY)
+    dZ = _total(red, dAY is not None and Yt @ dAY, has_dY and _T(dY) @ AY)
+    VY = red(V @ Y)
+    dVY = _total(red, dlayer and dV @ Y, has_dY and V @ dY)
+    if normalization == "softmax":
+        S = column_softmax(Z)
+        dS = None if dZ is None else S * (dZ - (S * dZ).sum(axis=-2, keepdims=True))
+    else:
+        S, dS = Z, dZ
+    return red(VY @ S), _total(red, dVY is not None and dVY @ S, dS is not None and VY @ dS)
+
+
+def _T(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _total(red: Callable, *terms):
+    """Sum of the terms that are arrays (the others are ``False``/``None``), each reduced; or None."""
+    arrays = [red(t) for t in terms if isinstance(t, np.ndarray)]
+    return red(sum(arrays)) if arrays else None
+
+
+def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None) -> np.ndarray:
+    """Jacobian of ``W -> (phi_W(X_1), ..., phi_W(X_N))``, shape ``(N d_l t, parameters)``.
+
+    Built by forward mode with all parameter directions of a layer at once, pushed through the
+    later layers as one batch: no loop over outputs or parameters. Columns follow
+    :func:`~lsa_helpers.weights.weights_to_vector`; rows run over ``(n, output row, token)``.
+    With ``modulus=p`` (lightning only) weights and inputs must be integers and the result is
+    the Jacobian reduced mod ``p``, computed exactly.
+
+    Examples
+    --------
+    >>> from lsa_helpers import Architecture, random_weights, random_inputs
+    >>> arch = Architecture((2, 1), (1,))
+    >>> jacobian(arch, random_weights(arch, 0), random_inputs(arch, 4, 1)).shape
+    (12, 6)
+    """
+    weights = check_weights(arch, weights)
+    inputs = np.asarray(inputs, dtype=np.float64)
+    expected = (arch.widths[0], arch.tokens)
+    if inputs.ndim != 3 or inputs.shape[1:] != expected:
+        raise ValueError(f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
+    red = _identity
+    if modulus is not None:
+        p = check_modulus(arch, modulus)
+        if any(not np.array_equal(w, np.round(w)) for layer in weights for w in layer) or not (
+            np.array_equal(inputs, np.round(inputs))
+        ):
+            raise ValueError("weights and inputs must be integers when a modulus is given")
+        red = lambda x: np.mod(x, p)  # noqa: E731
+        weights = tuple(Layer(*(red(w) for w in layer)) for layer in weights)
+        inputs = red(inputs)
+    values = [inputs]
+    for layer in weights[:-1]:
+        values.append(_layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0])
+    blocks = []
+    for i, layer in enumerate(weights):
+        tangent = _layer_jvp(layer, values[i], _one_hot(arch.layer_shapes[i]), None,
+                             arch.normalization, red)[1]
+        for later, Y in zip(weights[i + 1:], values[i + 1:]):
+            tangent = _layer_jvp(later, Y, None, tangent, arch.normalization, red)[1]
+        blocks.append(tangent.reshape(tangent.shape[0], -1))
+    return np.concatenate(blocks).T
+
+
+def _identity(x):
+    return x

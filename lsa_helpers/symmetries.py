@@ -1,0 +1,157 @@
+"""Symmetries of deep lightning networks, the rank-one swap, and their tangent vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .architecture import Architecture
+from .forward import forward
+from .weights import Layer, as_generator, check_weights, random_inputs
+
+__all__ = [
+    "act_attention",
+    "act_width",
+    "scale_layers",
+    "rank_one_swap",
+    "function_distance",
+    "is_same_function",
+    "symmetry_tangents",
+]
+
+
+def _layer_index(weights, layer: int, *, last: int | None = None) -> int:
+    last = len(weights) if last is None else last
+    if not isinstance(layer, (int, np.integer)) or not 1 <= layer <= last:
+        raise ValueError(f"layer must be an integer from 1 to {last}, got layer={layer!r}")
+    return int(layer) - 1
+
+
+def _invertible(name: str, M, size: int) -> np.ndarray:
+    M = np.asarray(M, dtype=np.float64)
+    if M.shape != (size, size):
+        raise ValueError(f"{name} must be a {size}x{size} matrix, got shape {M.shape}")
+    if np.linalg.matrix_rank(M) < size:
+        raise ValueError(f"{name} must be invertible, got a singular matrix")
+    return M
+
+
+def _replace(weights, index: int, layer: Layer) -> tuple[Layer, ...]:
+    return tuple(layer if i == index else w for i, w in enumerate(weights))
+
+
+def act_attention(weights, layer: int, G) -> tuple[Layer, ...]:
+    """``(Q_i, K_i) -> (G Q_i, G^{-T} K_i)`` with ``G`` in ``GL_{a_i}``; ``A_i = K_i^T Q_i`` is kept.
+
+    ``layer`` counts from 1, as in the paper.
+    """
+    weights = tuple(Layer(*w) for w in weights)
+    i = _layer_index(weights, layer)
+    Q, K, V = weights[i]
+    G = _invertible("G", G, Q.shape[0])
+    return _replace(weights, i, Layer(G @ Q, np.linalg.inv(G).T @ K, V))
+
+
+def act_width(weights, layer: int, P) -> tuple[Layer, ...]:
+    """``V_i -> P V_i`` and ``(Q, K, V)_{i+1} -> (Q P^{-1}, K P^{-1}, V P^{-1})``, ``P`` in ``GL_{d_i}``."""
+    weights = tuple(Layer(*w) for w in weights)
+    i = _layer_index(weights, layer, last=len(weights) - 1)
+    P = _invertible("P", P, weights[i].V.shape[0])
+    P_inv = np.linalg.inv(P)
+    Q, K, V = weights[i]
+    weights = _replace(weights, i, Layer(Q, K, P @ V))
+    return _replace(weights, i + 1, Layer(*(w @ P_inv for w in weights[i + 1])))
+
+
+def scale_layers(weights, alphas, betas) -> tuple[Layer, ...]:
+    """``(Q_i, V_i) -> (alpha_i Q_i, beta_i V_i)``, allowed when ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``.
+
+    Each later layer is cubic in its input, so it cubes the scale of every earlier one; the
+    constraint is checked in logarithms (relative tolerance 1e-12).
+    """
+    weights = tuple(Layer(*w) for w in weights)
+    l = len(weights)
+    alphas, betas = np.asarray(alphas, dtype=np.float64), np.asarray(betas, dtype=np.float64)
+    if alphas.shape != (l,) or betas.shape != (l,) or np.any(alphas * betas == 0):
+        raise ValueError(f"alphas and betas must be {l} non-zero numbers each")
+    exponents = 3.0 ** np.arange(l - 1, -1, -1)
+    log_total = exponents @ np.log(np.abs(alphas * betas))
+    sign = np.prod(np.sign(alphas * betas) ** (exponents % 2))
+    if sign < 0 or abs(log_total) > 1e-12 * exponents.sum():
+        raise ValueError("alphas and betas must satisfy prod_i (alpha_i beta_i)^(3^(l-i)) = 1")
+    return tuple(Layer(a * Q, K, b * V) for (Q, K, V), a, b in zip(weights, alphas, betas))
+
+
+def rank_one_swap(layer) -> Layer:
+    """The swap ``(k q^T, v z^T) -> (z q^T, v k^T)`` of a layer with ``rk A = rk V = 1``.
+
+    Both give ``phi(X) = v (z^T X X^T k) q^T X``. The result keeps the shapes of ``layer``
+    (``Q`` and ``K`` get one non-zero row).
+    """
+    Q, K, V = Layer(*(np.asarray(w, dtype=np.float64) for w in layer))
+    k, q = _rank_one_factors("A = K^T Q", K.T @ Q)
+    v, z = _rank_one_factors("V", V)
+    Q_new, K_new = np.zeros_like(Q), np.zeros_like(K)
+    Q_new[0], K_new[0] = q, z
+    return Layer(Q_new, K_new, np.outer(v, k))
+
+
+def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    U, s, Vt = np.linalg.svd(M)
+    if s[0] == 0 or (len(s) > 1 and s[1] > 1e-10 * s[0]):
+        raise ValueError(f"{name} must have rank one for the swap, got singular values {s.round(6)}")
+    return U[:, 0] * s[0], Vt[0]
+
+
+def function_distance(arch: Architecture, weights, other, rng=None, *, samples: int = 8) -> float:
+    """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs."""
+    weights, other = check_weights(arch, weights), check_weights(arch, other)
+    X = random_inputs(arch, samples, as_generator(rng))
+    f = forward(weights, X, normalization=arch.normalization)
+    g = forward(other, X, normalization=arch.normalization)
+    return float(np.abs(f - g).max() / max(np.abs(f).max(), np.finfo(float).tiny))
+
+
+def is_same_function(arch: Architecture, weights, other, rng=None, *, samples: int = 8,
+                     rtol: float = 1e-10) -> bool:
+    """Whether two weight tuples give the same function on random inputs (up to ``rtol``)."""
+    return function_distance(arch, weights, other, rng, samples=samples) < rtol
+
+
+def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+    """Tangent vectors at ``W`` of the symmetry orbit, one per row, in parameter coordinates.
+
+    Generators: ``E`` in ``gl_{a_i}`` gives ``(dQ_i, dK_i) = (E Q_i, -E^T K_i)``; ``E`` in
+    ``gl_{d_i}`` (``i < l``) gives ``dV_i = E V_i`` and ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``;
+    lightning adds the scalings ``(dQ_i, dV_i) = (Q_i, -V_i)`` and
+    ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``, a basis of the tangent space of
+    ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``. Each row lies in the kernel of the Jacobian.
+    """
+    weights = check_weights(arch, weights)
+    offsets = np.cumsum([0] + [r * c for shapes in arch.layer_shapes for r, c in shapes])
+    rows = []
+
+    def block(count: int, parts: dict) -> None:
+        out = np.zeros((count, arch.parameter_count))
+        for (i, factor), values in parts.items():
+            start = offsets[3 * i + factor]
+            out[:, start:offsets[3 * i + factor + 1]] = values.reshape(count, -1)
+        rows.append(out)
+
+    for i, (Q, K, V) in enumerate(weights):
+        a = Q.shape[0]
+        eye = np.eye(a)
+        block(a * a, {(i, 0): np.einsum("rx,sy->rsxy", eye, Q),
+                      (i, 1): -np.einsum("sx,ry->rsxy", eye, K)})
+        if i + 1 < arch.layers:
+            d = V.shape[0]
+            eye = np.eye(d)
+            nxt = weights[i + 1]
+            block(d * d, {(i, 2): np.einsum("rx,sy->rsxy", eye, V),
+                          **{(i + 1, f): -np.einsum("xr,sy->rsxy", w, eye) for f, w in enumerate(nxt)}})
+    if arch.is_lightning:
+        for i, (Q, K, V) in enumerate(weights):
+            block(1, {(i, 0): Q, (i, 2): -V})
+            if i + 1 < arch.layers:
+                block(1, {(i, 2): V, (i + 1, 2): -3 * weights[i + 1].V})
+    tangents = np.concatenate(rows)
+    return tangents if modulus is None else np.mod(tangents, modulus)

@@ -1,0 +1,104 @@
+"""Weights of a network: tuples of ``(Q, K, V)`` per layer, random draws and flat vectors."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .architecture import Architecture
+
+__all__ = [
+    "Layer",
+    "as_generator",
+    "random_weights",
+    "random_inputs",
+    "weights_to_vector",
+    "vector_to_weights",
+    "check_weights",
+]
+
+
+class Layer(NamedTuple):
+    """One layer's weights: ``Q, K`` of shape ``(a, d)`` and ``V`` of shape ``(d', d)``."""
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+
+    @property
+    def attention(self) -> np.ndarray:
+        """The attention matrix ``A = K^T Q`` (``d x d``)."""
+        return self.K.T @ self.Q
+
+
+def as_generator(rng) -> np.random.Generator:
+    """Normalise ``rng`` (a Generator, an int seed or None) to a ``numpy.random.Generator``."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise ValueError(f"rng must be a numpy Generator, an int seed or None, got {rng!r}")
+
+
+def _draw(rng: np.random.Generator, shape, modulus: int | None, scale: float) -> np.ndarray:
+    if modulus is None:
+        return rng.normal(scale=scale, size=shape)
+    return rng.integers(0, modulus, size=shape).astype(np.float64)
+
+
+def random_weights(arch: Architecture, rng=None, *, modulus: int | None = None) -> tuple[Layer, ...]:
+    """Random weights: Gaussian with variance ``1/d_{i-1}``, or uniform residues mod ``modulus``.
+
+    Examples
+    --------
+    >>> from lsa_helpers import Architecture
+    >>> [w.shape for w in random_weights(Architecture((3, 2), (1,)), 0)[0]]
+    [(1, 3), (1, 3), (2, 3)]
+    """
+    rng = as_generator(rng)
+    return tuple(
+        Layer(*(_draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
+        for shapes in arch.layer_shapes
+    )
+
+
+def random_inputs(arch: Architecture, count: int, rng=None, *, modulus: int | None = None) -> np.ndarray:
+    """``count`` random inputs, shape ``(count, d_0, t)``: standard Gaussian or residues mod p."""
+    if not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(f"count must be a positive integer, got count={count!r}")
+    return _draw(as_generator(rng), (count, arch.widths[0], arch.tokens), modulus, 1.0)
+
+
+def check_weights(arch: Architecture, weights) -> tuple[Layer, ...]:
+    """Return ``weights`` as a tuple of :class:`Layer` after checking their shapes against ``arch``."""
+    weights = tuple(weights)
+    if len(weights) != arch.layers:
+        raise ValueError(f"weights must have {arch.layers} layers, got {len(weights)}")
+    layers = []
+    for i, (layer, shapes) in enumerate(zip(weights, arch.layer_shapes), start=1):
+        arrays = tuple(np.asarray(w, dtype=np.float64) for w in layer)
+        got = tuple(w.shape for w in arrays)
+        if got != shapes:
+            raise ValueError(f"layer {i} weights (Q, K, V) must have shapes {shapes}, got {got}")
+        layers.append(Layer(*arrays))
+    return tuple(layers)
+
+
+def weights_to_vector(weights) -> np.ndarray:
+    """Flatten ``(Q_1, K_1, V_1, Q_2, ...)`` row-major into one parameter vector."""
+    return np.concatenate([np.ravel(w) for layer in weights for w in layer])
+
+
+def vector_to_weights(arch: Architecture, vector) -> tuple[Layer, ...]:
+    """Inverse of :func:`weights_to_vector`."""
+    vector = np.asarray(vector, dtype=np.float64)
+    if vector.shape != (arch.parameter_count,):
+        raise ValueError(
+            f"vector must have shape ({arch.parameter_count},), got {vector.shape}"
+        )
+    sizes = [r * c for shapes in arch.layer_shapes for r, c in shapes]
+    parts = iter(np.split(vector, np.cumsum(sizes)[:-1]))
+    return tuple(
+        Layer(*(next(parts).reshape(shape) for shape in shapes)) for shapes in arch.layer_shapes
+    )
