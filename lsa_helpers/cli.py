@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 from .architecture import Architecture
@@ -29,8 +28,8 @@ def _sizes(name: str):
     return parse
 
 
-def _finite(x: float) -> float | None:
-    return None if math.isinf(x) else float(f"{x:.3e}")
+def _rounded(x: float) -> float:
+    return float(f"{x:.3e}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -66,7 +65,7 @@ def _dimension(args) -> str:
         "samples": result.samples, "stopped": result.stopped, "seed": args.seed,
     }
     if result.float_rank is not None:
-        record["singular_value_gap"] = _finite(result.float_rank.gap)
+        record["singular_value_gap"] = _rounded(result.float_rank.gap)
         record["gap_is_clear"] = result.float_rank.is_clear
     if args.json:
         return json.dumps(record)
@@ -77,7 +76,7 @@ def _reproduce(args) -> str:
     rows = reproduce_softmax_conjecture(rng=args.seed)
     records = [{"width": r.width, "parameters": r.parameters,
                 "expected_dimension": r.expected_dimension, "rank": r.rank,
-                "singular_value_gap": _finite(r.gap), "trials": len(r.trial_ranks),
+                "singular_value_gap": _rounded(r.gap), "trials": len(r.trial_ranks),
                 "trials_right": r.trials_right} for r in rows]
     if args.json:
         return json.dumps({"experiment": "softmax-conjecture", "seed": args.seed, "rows": records})

@@ -65,7 +65,8 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     """Dimension of the neuromanifold of ``arch`` from Jacobian ranks at a random point.
 
     Starts with ``N = ceil(parameters / (d_l t))`` inputs (as many rows as parameters) and adds
-    half as many again until the rank meets the symmetry upper bound or stops growing.
+    half as many again until the rank meets the symmetry upper bound or stops growing (a float
+    rank must also show a clear gap: more inputs sharpen a badly conditioned Jacobian).
     ``method``: ``"float"`` (float64 SVD with its gap), ``"exact"`` (rank mod ``modulus``: a
     certified lower bound), ``"certified"`` (exact, and the dimension is proved when the lower
     bound meets ``parameters - rank of the symmetry tangents``), or ``"auto"`` (certified for
@@ -94,8 +95,9 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
         J = jacobian(arch, weights, inputs, modulus=p)
         found = float_rank(J) if not exact else None
         value = found.rank if found else exact_rank(J, p)
-        stopped = ("met upper bound" if value >= upper else
-                   "stopped growing" if value == previous else
+        settled = found is None or found.is_clear
+        stopped = ("met upper bound" if settled and value >= upper else
+                   "stopped growing" if settled and value == previous else
                    "sample limit" if len(inputs) >= limit else None)
         if stopped:
             break

@@ -20,7 +20,8 @@ class FloatRank:
     """A numerical rank with its evidence: ``rank`` singular values above ``tolerance``.
 
     ``kept`` is the smallest kept and ``dropped`` the largest dropped singular value (relative to
-    the largest); ``gap = kept / dropped`` (infinite when nothing was dropped).
+    the largest, 0 when nothing was dropped); ``gap = kept / max(dropped, tolerance)``, so a full
+    rank is only as clear as its margin above the tolerance.
     """
 
     rank: int
@@ -30,12 +31,12 @@ class FloatRank:
 
     @property
     def gap(self) -> float:
-        return np.inf if self.dropped == 0 else self.kept / self.dropped
+        return self.kept / max(self.dropped, self.tolerance) if self.rank else 0.0
 
     @property
     def is_clear(self) -> bool:
         """Whether the gap is at least :data:`CLEAR_GAP`."""
-        return self.gap >= CLEAR_GAP
+        return bool(self.gap >= CLEAR_GAP)
 
     def __repr__(self) -> str:
         verdict = "clear" if self.is_clear else "UNCLEAR"
@@ -50,7 +51,7 @@ def float_rank(M) -> FloatRank:
     Examples
     --------
     >>> float_rank(np.diag([2.0, 1.0, 0.0]))
-    FloatRank(rank=2, gap=inf, clear)
+    FloatRank(rank=2, gap=1.5e+15, clear)
     """
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2 or not np.all(np.isfinite(M)):
@@ -58,7 +59,7 @@ def float_rank(M) -> FloatRank:
     M = np.ascontiguousarray(_unit_columns(_unit_columns(M.T).T))
     s = np.linalg.svd(M, compute_uv=False)
     if s.size == 0 or s[0] == 0:
-        return FloatRank(0, 0.0, 0.0, 0.0)
+        return FloatRank(0, 0.0, 0.0, max(M.shape) * np.finfo(np.float64).eps)
     s = s / s[0]
     tolerance = max(M.shape) * np.finfo(np.float64).eps
     rank = int(np.count_nonzero(s > tolerance))

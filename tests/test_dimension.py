@@ -1,0 +1,48 @@
+import re
+
+import pytest
+
+from lsa_helpers import Architecture, dimension
+
+
+def test_certified_one_layer():
+    result = dimension(Architecture((3, 3), (3,)), rng=0)
+    assert (result.method, result.rank, result.upper_bound) == ("certified", 17, 17)
+    assert result.certified_dimension == 17 and result.stopped == "met upper bound"
+    assert result.samples * 3 * 3 >= result.parameters == 27
+    assert "certified=17" in repr(result)
+
+
+def test_methods():
+    arch = Architecture((4, 3, 4), (2, 3))
+    exact = dimension(arch, method="exact", rng=1)
+    assert exact.certified_dimension is None and exact.rank == exact.upper_bound == 34
+    floating = dimension(arch, method="float", rng=1)
+    assert floating.rank == 34 and floating.float_rank.is_clear and floating.modulus is None
+    softmax = dimension(Architecture((4, 3, 4), (2, 3), "softmax"), rng=1)
+    assert softmax.method == "float" and softmax.rank == 36
+
+
+def test_deep_network_needs_more_inputs_than_parameters_over_rows():
+    """Adaptive sampling: the first batch (rows = parameters) falls short in deep networks."""
+    arch = Architecture((6, 6, 6, 6), (2, 2, 2))
+    result = dimension(arch, rng=0)
+    first = -(-arch.parameter_count // (6 * 3))
+    assert result.samples > first and result.certified_dimension == result.formula.value == 93
+
+
+def test_sample_limit():
+    result = dimension(Architecture((6, 6, 6, 6), (2, 2, 2)), rng=0, max_samples=3)
+    assert result.stopped == "sample limit" and result.samples == 3 and result.rank < 93
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(method="fast"), "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
+    (dict(method="certified", arch=Architecture((3, 3), (2,), "softmax")),
+     "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
+    (dict(rng="x"), "rng must be a numpy Generator, an int seed or None, got 'x'"),
+])
+def test_errors(kwargs, message):
+    arch = kwargs.pop("arch", Architecture((3, 3), (2,)))
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        dimension(arch, **kwargs)

@@ -1,0 +1,69 @@
+import re
+
+import numpy as np
+import pytest
+
+from lsa_helpers import (PRIME, Architecture, Layer, forward, jacobian, random_inputs,
+                         random_weights, vector_to_weights, weights_to_vector)
+
+CASES = [  # (widths, ranks, tokens): t <= d uses the scores form, t > d the re-associated one
+    ((3, 2), (2,), 3), ((3, 3, 2), (2, 1), 4), ((2, 3, 4, 2), (2, 3, 1), 2), ((2, 3, 2), (1, 2), 5),
+]
+
+
+def finite_differences(arch, weights, X, eps=1e-6):
+    w0 = weights_to_vector(weights)
+
+    def f(w):
+        return forward(vector_to_weights(arch, w), X, normalization=arch.normalization).ravel()
+
+    return np.stack([(f(w0 + eps * e) - f(w0 - eps * e)) / (2 * eps) for e in np.eye(w0.size)], 1)
+
+
+@pytest.mark.parametrize("normalization", ["lightning", "softmax"])
+@pytest.mark.parametrize("widths, ranks, tokens", CASES)
+def test_matches_finite_differences(widths, ranks, tokens, normalization, rng):
+    arch = Architecture(widths, ranks, normalization, tokens)
+    weights, X = random_weights(arch, rng), random_inputs(arch, 3, rng)
+    J = jacobian(arch, weights, X)
+    assert J.shape == (3 * widths[-1] * tokens, arch.parameter_count)
+    fd = finite_differences(arch, weights, X)
+    assert np.abs(J - fd).max() < 1e-7 * np.abs(fd).max()
+
+
+@pytest.mark.parametrize("widths, ranks, tokens", CASES)
+def test_modular_jacobian_is_the_integer_jacobian_reduced(widths, ranks, tokens, rng):
+    arch = Architecture(widths, ranks, tokens=tokens)
+    small = [tuple(rng.integers(-1, 2, shape).astype(float) for shape in shapes)
+             for shapes in arch.layer_shapes]
+    X = rng.integers(-1, 2, (2, widths[0], tokens)).astype(float)
+    exact_integers = jacobian(arch, small, X)
+    assert np.abs(exact_integers).max() < 2**53  # so the float64 result is the integer Jacobian
+    np.testing.assert_array_equal(np.mod(exact_integers, PRIME),
+                                  jacobian(arch, small, X, modulus=PRIME))
+
+
+def test_batched_rows_are_per_input(rng):
+    arch = Architecture((3, 3, 2), (2, 2))
+    weights, X = random_weights(arch, rng), random_inputs(arch, 4, rng)
+    J = jacobian(arch, weights, X)
+    np.testing.assert_allclose(J[-6:], jacobian(arch, weights, X[3:]), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda a, w, X: jacobian(Architecture((3, 2), (2,), "softmax"), w, X, modulus=PRIME),
+     "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
+    (lambda a, w, X: jacobian(a, w, X, modulus=2**40 + 15),
+     "modulus must satisfy 3 * (modulus - 1)^2 < 2^53 for exact float64 products, got modulus=1099511627791"),
+    (lambda a, w, X: jacobian(a, w, X, modulus=1), "modulus must be a prime integer >= 2, got modulus=1"),
+    (lambda a, w, X: jacobian(a, w, X + 0.5, modulus=PRIME),
+     "weights and inputs must be integers when a modulus is given"),
+    (lambda a, w, X: jacobian(a, w, X[:, :2]), "inputs must have shape (N, 3, 3), got (2, 2, 3)"),
+    (lambda a, w, X: jacobian(a, w[0][:2], X), "weights must have 1 layers, got 2"),
+])
+def test_errors(call, message):
+    arch = Architecture((3, 2), (2,))
+    weights = random_weights(arch, 0, modulus=PRIME)
+    X = random_inputs(arch, 2, 0, modulus=PRIME)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        call(arch, weights, X)
