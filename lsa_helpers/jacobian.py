@@ -34,18 +34,22 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     return int(modulus)
 
 
-def _one_hot(shapes) -> tuple[np.ndarray, ...]:
-    """Tangent directions of one layer's own parameters: a one-hot ``(P_i, *shape)`` per factor."""
-    sizes = [r * c for r, c in shapes]
-    eye = np.eye(sum(sizes))
-    columns = np.split(eye, np.cumsum(sizes)[:-1], axis=1)
-    return tuple(col.reshape(-1, *shape) for col, shape in zip(columns, shapes))
+def _seeds(shapes) -> tuple[tuple, tuple]:
+    """One-hot directions of a layer's own parameters, in two groups that touch different terms.
+
+    The ``2ad`` directions of ``(Q, K)`` move only ``A Y``; the ``d'd`` directions of ``V`` move
+    only ``V Y``. Each group is ``(dQ, dK, dV)`` with a leading direction axis, None where zero.
+    """
+    (a, d), _, (d_out, _) = shapes
+    attention = np.eye(2 * a * d).reshape(2 * a * d, 2, a, d)
+    value = np.eye(d_out * d).reshape(d_out * d, d_out, d)
+    return (attention[:, 0], attention[:, 1], None), (None, None, value)
 
 
 def _layer_jvp(layer: Layer, Y, dlayer, dY, normalization: str, red: Callable):
     """Value and tangent of one layer: ``F = V Y N(Y^T A Y)`` and ``dF`` for a batch of directions.
 
-    ``dlayer = (dQ, dK, dV)`` with a leading direction axis (or None), ``dY`` of shape
+    ``dlayer = (dQ, dK, dV)``, each with a leading direction axis or None, ``dY`` of shape
     ``(P, N, d, t)`` (or None). With ``A Y = K^T (Q Y)``:
     ``d(AY) = dK^T QY + K^T dQ Y + A dY``, ``dZ = Y^T d(AY) + dY^T AY``,
     ``dN = dZ`` (lightning) or ``S * (dZ - 1 1^T (S * dZ))`` (softmax), and
@@ -53,23 +57,23 @@ def _layer_jvp(layer: Layer, Y, dlayer, dY, normalization: str, red: Callable):
     ``F = (V Y Y^T)(A Y)`` instead, which is linear in ``t``.
     """
     Q, K, V = layer
-    dQ, dK, dV = (None, None, None) if dlayer is None else (w[:, None] for w in dlayer)
+    dQ, dK, dV = (None if w is None else w[:, None] for w in (dlayer or (None,) * 3))
     has_dY = dY is not None
     Yt = np.swapaxes(Y, -1, -2)
     QY = red(Q @ Y)
     AY = red(K.T @ QY)
-    dAY = _total(red, dlayer and _T(dK) @ QY, dlayer and K.T @ red(dQ @ Y),
+    dAY = _total(red, dK is not None and _T(dK) @ QY, dQ is not None and K.T @ red(dQ @ Y),
                  has_dY and red(K.T @ Q) @ dY)
     if normalization == "lightning" and Y.shape[-1] > Y.shape[-2]:
         C = red(Y @ Yt)
         B = red(V @ C)
         dC = red(dY @ Yt) if has_dY else None
-        dB = _total(red, dlayer and dV @ C, has_dY and V @ red(dC + _T(dC)))
+        dB = _total(red, dV is not None and dV @ C, has_dY and V @ red(dC + _T(dC)))
         return red(B @ AY), _total(red, dB is not None and dB @ AY, dAY is not None and B @ dAY)
     Z = red(Yt @ AY)
     dZ = _total(red, dAY is not None and Yt @ dAY, has_dY and _T(dY) @ AY)
     VY = red(V @ Y)
-    dVY = _total(red, dlayer and dV @ Y, has_dY and V @ dY)
+    dVY = _total(red, dV is not None and dV @ Y, has_dY and V @ dY)
     if normalization == "softmax":
         S = column_softmax(Z)
         dS = None if dZ is None else S * (dZ - (S * dZ).sum(axis=-2, keepdims=True))
@@ -124,11 +128,11 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
         values.append(_layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0])
     blocks = []
     for i, layer in enumerate(weights):
-        tangent = _layer_jvp(layer, values[i], _one_hot(arch.layer_shapes[i]), None,
-                             arch.normalization, red)[1]
-        for later, Y in zip(weights[i + 1:], values[i + 1:]):
-            tangent = _layer_jvp(later, Y, None, tangent, arch.normalization, red)[1]
-        blocks.append(tangent.reshape(tangent.shape[0], -1))
+        for seed in _seeds(arch.layer_shapes[i]):
+            tangent = _layer_jvp(layer, values[i], seed, None, arch.normalization, red)[1]
+            for later, Y in zip(weights[i + 1:], values[i + 1:]):
+                tangent = _layer_jvp(later, Y, None, tangent, arch.normalization, red)[1]
+            blocks.append(tangent.reshape(tangent.shape[0], -1))
     return np.concatenate(blocks).T
 
 

@@ -1,0 +1,266 @@
+"""Benchmarks for lsa_helpers: wall times (medians over repeats) and ratios, printed as a report.
+
+Sections (pick one with ``--only NAME``):
+
+softmax
+    ``python -m lsa_helpers reproduce softmax-conjecture`` as a subprocess and
+    ``reproduce_softmax_conjecture()`` in process (median of 3 each), the time inside
+    ``jacobian`` and ``float_rank`` (SVD), and whether every trial found the expected dimension.
+certified
+    ``dimension(arch, method="certified", rng=0)`` for lightning architectures of about 100 to
+    5,000 parameters: result, samples, time (median of 3 when a run takes < 2 s, else 1 run),
+    the time inside ``jacobian`` and ``exact_rank`` (summed over the adaptive rounds) and peak
+    memory of the call: the ``tracemalloc`` peak (numpy arrays and Python objects, measured in
+    a separate run because tracing slows allocation) and the growth of peak RSS (which also
+    sees FLINT's matrices, invisible to tracemalloc; Linux only). The largest architecture then
+    gets one Jacobian and one exact rank at its final sample count, timed step by step.
+forward
+    ``layer_forward(order="linear")`` vs ``order="quadratic"`` for one lightning layer
+    d = d' = a = 16 on one input of t tokens, t = 8 ... 8192: medians over at least 5 repeats
+    and ~0.2 s of work, the ratio quadratic / linear and max|linear - quadratic| / max|quadratic|.
+
+Run from the repository root: ``make benchmark`` (which runs ``.venv/bin/python benchmarks/run.py``)
+or ``python benchmarks/run.py [--only softmax|certified|forward] [--json PATH]``. Times use
+``time.perf_counter``; they are only meaningful on a quiet machine, so the load average is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+from time import perf_counter
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import flint  # noqa: E402
+import numpy as np  # noqa: E402
+
+import lsa_helpers  # noqa: E402
+from lsa_helpers import (PRIME, Architecture, Layer, jacobian, layer_forward,  # noqa: E402
+                         random_inputs, random_weights)
+
+LADDER = [  # certified section; parameters in the comments
+    Architecture((8, 8), (2,)),              # 96
+    Architecture((6,) * 3, (2, 2)),          # 120
+    Architecture((16, 16), (4,)),            # 384
+    Architecture((10,) * 4, (3, 3, 3)),      # 480
+    Architecture((20,) * 3, (2, 2)),         # 960
+    Architecture((20,) * 4, (3, 3, 3)),      # 1560
+    Architecture((36, 36), (10,)),           # 2016  <- the ~2,000-parameter call-out
+    Architecture((30,) * 3, (2, 2)),         # 2040
+    Architecture((45,) * 3, (2, 2)),         # 4410
+    Architecture((38,) * 4, (3, 3, 3)),      # 5016
+]
+CALL_OUT = Architecture((36, 36), (10,))
+TOKENS = (8, 32, 128, 512, 2048, 8192)
+
+
+@contextlib.contextmanager
+def time_inside(module, *names):
+    """Accumulate the seconds spent in the module-level functions ``names`` of ``module``."""
+    spent = dict.fromkeys(names, 0.0)
+    originals = {name: getattr(module, name) for name in names}
+
+    def wrap(name, fn):
+        def wrapper(*args, **kwargs):
+            start = perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] += perf_counter() - start
+        return wrapper
+
+    for name, fn in originals.items():
+        setattr(module, name, wrap(name, fn))
+    try:
+        yield spent
+    finally:
+        for name, fn in originals.items():
+            setattr(module, name, fn)
+
+
+def measure(fn, repeats, module=None, names=()):
+    """Median over ``repeats`` runs of the wall time (and of the time inside ``names``)."""
+    runs = []
+    for _ in range(repeats):
+        with time_inside(module, *names) if module else contextlib.nullcontext({}) as spent:
+            start = perf_counter()
+            out = fn()
+            wall = perf_counter() - start
+        runs.append({"wall": wall, **spent})
+    return {key: statistics.median(run[key] for run in runs) for key in runs[0]}, out
+
+
+def rss_peak_growth(fn):
+    """(result, MiB by which the process's peak RSS rose during ``fn``), None where unsupported."""
+    def status(key):
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS
+        before = status("VmRSS:")
+    except OSError:
+        return fn(), None
+    out = fn()
+    return out, status("VmHWM:") - before
+
+
+def tracemalloc_peak(fn):
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def bench_softmax():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "lsa_helpers", "reproduce", "softmax-conjecture"]
+    cli, _ = measure(lambda: subprocess.run(command, env=env, cwd=ROOT, check=True,
+                                            capture_output=True), 3)
+    inproc, rows = measure(lsa_helpers.reproduce_softmax_conjecture, 3,
+                           lsa_helpers.experiments, ("jacobian", "float_rank"))
+    right = all(row.trials_right == len(row.trial_ranks) for row in rows)
+    print("== softmax: reproduce softmax-conjecture (median of 3 each) ==")
+    print(f"  subprocess `python -m lsa_helpers reproduce softmax-conjecture`: {cli['wall']:8.2f} s")
+    print(f"  in process reproduce_softmax_conjecture():                    {inproc['wall']:8.2f} s")
+    print(f"    of which jacobian {inproc['jacobian']:.2f} s, float_rank (SVD) {inproc['float_rank']:.2f} s")
+    print(f"  ratio subprocess / in process: {cli['wall'] / inproc['wall']:.2f}")
+    print(f"  every trial found the expected dimension: {right} "
+          f"({sum(r.trials_right for r in rows)}/{sum(len(r.trial_ranks) for r in rows)} trials)")
+    return {"repeats": 3, "subprocess_s": cli["wall"], "in_process_s": inproc["wall"],
+            "in_process_jacobian_s": inproc["jacobian"], "in_process_float_rank_s": inproc["float_rank"],
+            "ratio_subprocess_over_in_process": cli["wall"] / inproc["wall"], "all_trials_right": right}
+
+
+def bench_certified():
+    print("== certified: dimension(arch, method='certified', rng=0) ==")
+    print("  time: median of 3 (after a first run) if that first run takes < 2 s, else the first run;")
+    print("  jacobian / exact_rank: time inside those calls, summed over the adaptive rounds;")
+    print("  tracemalloc: peak of numpy + Python allocations (separate run); RSS: rise of the")
+    print("  process's peak RSS during the first run, which also counts FLINT's matrices")
+    print(f"  {'architecture':32} {'params':>6} {'dimension':>11} {'samples':>7} {'runs':>4} {'time s':>8} "
+          f"{'jacobian':>8} {'exact_rk':>8} {'tracemalloc':>11} {'RSS':>9}")
+    module = sys.modules["lsa_helpers.dimension"]
+    records = []
+    for arch in LADDER:
+        call = lambda: lsa_helpers.dimension(arch, method="certified", rng=0)  # noqa: E731
+        (timing, result), rss = rss_peak_growth(lambda: measure(call, 1, module, ("jacobian", "exact_rank")))
+        runs = 1
+        if timing["wall"] < 2:
+            timing, result = measure(call, 3, module, ("jacobian", "exact_rank"))
+            runs = 3
+        peak = tracemalloc_peak(call)
+        dim = result.certified_dimension
+        shown = str(dim) if dim is not None else f"{result.rank}..{result.upper_bound}"
+        label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
+        flag = "  <- ~2,000 parameters" if arch == CALL_OUT else ""
+        rss_text = "n/a" if rss is None else f"{rss:7.0f}MB"
+        print(f"  {label:32} {arch.parameter_count:6d} {shown:>11} {result.samples:7d} {runs:4d} "
+              f"{timing['wall']:8.2f} {timing['jacobian']:8.2f} {timing['exact_rank']:8.2f} "
+              f"{peak:9.0f}MB {rss_text:>9}{flag}", flush=True)
+        records.append({"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+                        "certified_dimension": dim, "rank": result.rank,
+                        "upper_bound": result.upper_bound, "samples": result.samples,
+                        "runs": runs, "time_s": timing["wall"], "jacobian_s": timing["jacobian"],
+                        "exact_rank_s": timing["exact_rank"], "tracemalloc_peak_mib": peak,
+                        "rss_peak_growth_mib": rss, "call_out": arch == CALL_OUT})
+    return {"architectures": records, "largest": largest_breakdown(records[-1])}
+
+
+def largest_breakdown(record):
+    """One Jacobian and one exact rank at the final sample count of the largest architecture.
+
+    Replays ``exact_rank``'s two steps (residues to a Python list to ``flint.nmod_mat``, then
+    ``rank()``) so that the conversion and the elimination are timed apart.
+    """
+    arch = Architecture(record["widths"], record["ranks"])
+    rng = np.random.default_rng(0)
+    weights = random_weights(arch, rng, modulus=PRIME)
+    inputs = random_inputs(arch, record["samples"], rng, modulus=PRIME)
+    times = {}
+    start = perf_counter()
+    J = jacobian(arch, weights, inputs, modulus=PRIME)
+    times["jacobian"] = perf_counter() - start
+    start = perf_counter()
+    M = flint.nmod_mat(*J.shape, np.mod(J, PRIME).astype(np.int64).ravel().tolist(), PRIME)
+    times["to nmod_mat"] = perf_counter() - start
+    start = perf_counter()
+    rank = M.rank()
+    times["FLINT rank()"] = perf_counter() - start
+    total = sum(times.values())
+    print(f"  largest ({arch.parameter_count} parameters): one round at {record['samples']} samples, "
+          f"Jacobian {J.shape[0]} x {J.shape[1]} mod p, rank {rank}")
+    for name, seconds in times.items():
+        print(f"    {name:14} {seconds:8.2f} s  ({seconds / total:4.0%})")
+    return {"parameters": arch.parameter_count, "samples": record["samples"],
+            "jacobian_shape": J.shape, "rank": rank, **{f"{k}_s": v for k, v in times.items()}}
+
+
+def bench_forward():
+    rng = np.random.default_rng(0)
+    layer = Layer(*random_weights(Architecture((16, 16), (16,)), rng)[0])
+    print("== forward: layer_forward, lightning, d = d' = a = 16, one input (1, 16, t) ==")
+    print("  median of n repeats (n >= 5, >= ~0.2 s of work per point); error: max|lin - quad| / max|quad|")
+    print(f"  {'t':>6} {'linear s':>10} {'n':>6} {'quadratic s':>12} {'n':>6} {'quad/lin':>9} {'error':>9}")
+    records = []
+    for t in TOKENS:
+        X = rng.standard_normal((1, 16, t))
+        row = {"t": t}
+        for order in ("linear", "quadratic"):
+            row[order] = layer_forward(layer, X, order=order)  # warm-up, kept for the comparison
+            times = []
+            while len(times) < 5 or sum(times) < 0.2:
+                start = perf_counter()
+                layer_forward(layer, X, order=order)
+                times.append(perf_counter() - start)
+            row[f"{order}_s"], row[f"{order}_repeats"] = statistics.median(times), len(times)
+        lin, quad = row.pop("linear"), row.pop("quadratic")
+        row["ratio_quadratic_over_linear"] = row["quadratic_s"] / row["linear_s"]
+        row["relative_difference"] = float(np.abs(lin - quad).max() / np.abs(quad).max())
+        print(f"  {t:6d} {row['linear_s']:10.2e} {row['linear_repeats']:6d} {row['quadratic_s']:12.2e} "
+              f"{row['quadratic_repeats']:6d} {row['ratio_quadratic_over_linear']:9.1f} "
+              f"{row['relative_difference']:9.1e}", flush=True)
+        records.append(row)
+    return records
+
+
+SECTIONS = {"softmax": bench_softmax, "certified": bench_certified, "forward": bench_forward}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=SECTIONS, help="run one section")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args()
+    meta = {"python": platform.python_version(), "numpy": np.__version__,
+            "python_flint": flint.__version__, "cpus": os.cpu_count(),
+            "load_average_start": os.getloadavg()}
+    print(f"lsa_helpers benchmarks: Python {meta['python']}, numpy {meta['numpy']}, "
+          f"python-flint {meta['python_flint']}, {meta['cpus']} CPUs, "
+          f"load average {meta['load_average_start'][0]:.2f}\n")
+    results = {"meta": meta}
+    for name, bench in SECTIONS.items():
+        if args.only in (None, name):
+            results[name] = bench()
+            print()
+    meta["load_average_end"] = os.getloadavg()
+    print(f"load average at the end: {meta['load_average_end'][0]:.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
