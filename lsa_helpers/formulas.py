@@ -7,7 +7,7 @@ from math import comb
 
 from .architecture import Architecture
 
-__all__ = ["Formula", "formula_dimension", "span_dimension"]
+__all__ = ["Formula", "formula_dimension", "span_dimension", "monomials_per_entry"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,3 +117,12 @@ def span_dimension(d: int, d_out: int, tokens: int) -> int:
     ``d' d d(d+1)/2`` for ``t >= 2``; ``d' C(d+2, 3)`` for ``t = 1``. Independent of ``a``.
     """
     return d_out * comb(d + 2, 3) if tokens == 1 else d_out * d * d * (d + 1) // 2
+
+
+def monomials_per_entry(d: int, tokens: int) -> int:
+    """Monomials in ``X`` of one output entry of a layer with generic weights [derived].
+
+    ``(t - 1) d C(d + 1, 2) + C(d + 2, 3)``: for each key ``i != j`` the entry is quadratic in
+    ``x_i`` and linear in ``x_j``; the ``i = j`` term is cubic in ``x_j``.
+    """
+    return (tokens - 1) * d * comb(d + 1, 2) + comb(d + 2, 3)

@@ -7,7 +7,7 @@ import numpy as np
 from .architecture import NORMALIZATIONS
 from .weights import Layer
 
-__all__ = ["ORDERS", "column_softmax", "layer_forward", "forward"]
+__all__ = ["ORDERS", "column_softmax", "layer_forward", "forward", "multiplication_counts"]
 
 ORDERS = ("linear", "quadratic")
 
@@ -64,3 +64,15 @@ def forward(weights, X, *, normalization: str = "lightning") -> np.ndarray:
     for layer in weights:
         Y = layer_forward(Layer(*layer), Y, normalization=normalization)
     return np.asarray(Y, dtype=np.float64)
+
+
+def multiplication_counts(d: int, d_out: int, a: int, tokens: int) -> dict[str, int]:
+    """Scalar multiplications of one layer on one input, in both orders.
+
+    ``quadratic``: ``V X (X^T (K^T (Q X)))``, ``2adt + t^2 d + d'dt + d't^2``;
+    ``linear``: ``(V (X X^T)) (K^T (Q X))``, ``2adt + d^2 t + d'd^2 + d'dt``.
+    """
+    t = tokens
+    attention = 2 * a * d * t
+    return {"quadratic": attention + t * t * d + d_out * d * t + d_out * t * t,
+            "linear": attention + d * d * t + d_out * d * d + d_out * d * t}

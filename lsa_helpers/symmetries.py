@@ -13,6 +13,7 @@ __all__ = [
     "act_width",
     "scale_layers",
     "rank_one_swap",
+    "fiber_kind",
     "function_distance",
     "is_same_function",
     "symmetry_tangents",
@@ -93,6 +94,21 @@ def rank_one_swap(layer) -> Layer:
     Q_new, K_new = np.zeros_like(Q), np.zeros_like(K)
     Q_new[0], K_new[0] = q, z
     return Layer(Q_new, K_new, np.outer(v, k))
+
+
+def fiber_kind(layer, *, rtol: float = 1e-10) -> str:
+    """The case of the one-layer fiber theorem that ``layer`` falls in (assumes ``t >= 2``).
+
+    ``"zero"``: ``A = 0`` or ``V = 0``, the fiber is ``{A = 0} u {V = 0}``. ``"swap"``:
+    ``rk A = rk V = 1``, two curves ``(lambda A, V / lambda)`` exchanged by the swap (one when
+    ``z || k``). ``"curve"``: otherwise, the single curve ``(lambda A, V / lambda)``.
+    """
+    layer = Layer(*(np.asarray(w, dtype=np.float64) for w in layer))
+    ranks = [np.linalg.matrix_rank(M, tol=rtol * max(np.abs(M).max(), np.finfo(float).tiny))
+             for M in (layer.attention, layer.V)]
+    if 0 in ranks:
+        return "zero"
+    return "swap" if ranks == [1, 1] else "curve"
 
 
 def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

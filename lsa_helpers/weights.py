@@ -16,6 +16,7 @@ __all__ = [
     "weights_to_vector",
     "vector_to_weights",
     "check_weights",
+    "layer_from_attention",
 ]
 
 
@@ -30,6 +31,14 @@ class Layer(NamedTuple):
     def attention(self) -> np.ndarray:
         """The attention matrix ``A = K^T Q`` (``d x d``)."""
         return self.K.T @ self.Q
+
+
+def layer_from_attention(A, V) -> Layer:
+    """A layer with attention matrix ``A`` (``d x d``) and values ``V``: ``Q = A``, ``K = I_d``."""
+    A, V = np.asarray(A, dtype=np.float64), np.asarray(V, dtype=np.float64)
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or V.ndim != 2 or V.shape[1] != A.shape[0]:
+        raise ValueError(f"A must be d x d and V must be d' x d, got shapes {A.shape} and {V.shape}")
+    return Layer(A, np.eye(A.shape[0]), V)
 
 
 def as_generator(rng) -> np.random.Generator:

@@ -3,7 +3,8 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import Architecture, Layer, column_softmax, forward, layer_forward, random_weights
+from lsa_helpers import (Architecture, Layer, column_softmax, forward, layer_forward,
+                         multiplication_counts, random_weights)
 
 ARCH = Architecture((4, 3), (2,))
 
@@ -71,3 +72,9 @@ def test_errors(kwargs, message):
     layer = random_weights(ARCH, 0)[0]
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         layer_forward(layer, **kwargs)
+
+
+def test_multiplication_counts_grow_linearly_in_the_reassociated_order():
+    small, large = (multiplication_counts(4, 3, 2, t) for t in (1000, 2000))
+    assert large["linear"] - small["linear"] == 1000 * (2 * 2 * 4 + 16 + 3 * 4)
+    assert large["quadratic"] > 3.9 * small["quadratic"]

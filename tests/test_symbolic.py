@@ -2,15 +2,9 @@ import itertools
 
 import numpy as np
 import pytest
-import sympy
 
-from lsa_helpers import Layer, layer_forward
+from lsa_helpers import Layer, layer_forward, monomials_per_entry
 from lsa_helpers.symbolic import is_homogeneous, monomial_count, symbolic_layer
-
-
-def monomials_per_entry(d, t):
-    """(t - 1) d C(d + 1, 2) terms quadratic in a key token and linear in the query, plus C(d + 2, 3)."""
-    return (t - 1) * d * d * (d + 1) // 2 + sympy.binomial(d + 2, 3)
 
 
 @pytest.mark.parametrize("d, d_out, a, t", [(1, 1, 1, 1), (2, 1, 1, 2), (2, 2, 1, 3), (3, 1, 2, 2)])

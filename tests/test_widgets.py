@@ -1,0 +1,65 @@
+import logging
+
+import matplotlib
+import pytest
+
+from lsa_helpers.widgets import dimension_explorer, fiber_explorer, polynomial_explorer
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def set_and_run(widget, caplog, **values):
+    sliders = {child.description: child for child in widget.children[:-1]}
+    with caplog.at_level(logging.ERROR):
+        for name, value in values.items():
+            sliders[name].value = value
+        widget.update()
+    assert "Exception in interact callback" not in caplog.text
+    return widget.result
+
+
+def test_polynomial_explorer_counts(caplog):
+    widget = polynomial_explorer()
+    facts = set_and_run(widget, caplog, d=2, d_out=1, a=1, t=2)
+    assert facts["monomials per output entry"] == 10 and facts["span dimension of the neuromanifold"] == 6
+    facts = set_and_run(widget, caplog, d=6, d_out=4, a=6, t=64)
+    assert facts["multiplications, (V X X^T)(A X)"] < facts["multiplications, V X (X^T A X)"]
+    set_and_run(widget, caplog, d=1, d_out=1, a=1, t=1)
+
+
+@pytest.mark.parametrize("rank_A, rank_V, kind", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
+                                                  (0, 2, "zero"), (3, 0, "zero")])
+def test_fiber_explorer_cases(rank_A, rank_V, kind, caplog):
+    result = set_and_run(fiber_explorer(), caplog, rank_A=rank_A, rank_V=rank_V)
+    assert result["kind"] == kind
+    if kind != "zero":
+        assert result["scaling (2A, V/2)"] < 1e-10 < result["random nudge 1e-3"]
+    if kind == "swap":
+        assert result["rank-one swap"] < 1e-10
+
+
+def test_fiber_explorer_clamps_out_of_range(caplog):
+    widget = fiber_explorer()
+    assert set_and_run(widget, caplog, rank_A=99, rank_V=-5)["kind"] == "zero"
+    assert widget.children[0].value == 3 and widget.children[1].value == 0
+
+
+@pytest.mark.parametrize("values, expected", [
+    (dict(d=3, d_out=3, a=3, t=3), dict(parameters=27, formula=17, certified=17)),
+    (dict(d=1, d_out=1, a=1, t=1), dict(parameters=3, formula=None)),
+    (dict(d=8, d_out=6, a=9, t=4), dict(parameters=192, formula=111, certified=111)),
+    (dict(d=8, d_out=1, a=1, t=2), dict(parameters=24, formula=22, certified=22)),
+])
+def test_dimension_explorer(values, expected, caplog):
+    result = set_and_run(dimension_explorer(), caplog, **values)
+    for key, value in expected.items():
+        assert result[key] == value
+    if result["formula"] is not None:
+        assert result["float rank"] == result["exact rank"] == result["formula"]
