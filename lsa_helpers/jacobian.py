@@ -89,7 +89,12 @@ def _T(x):
 def _total(red: Callable, *terms):
     """Sum of the terms that are arrays (the others are ``False``/``None``), each reduced; or None."""
     arrays = [red(t) for t in terms if isinstance(t, np.ndarray)]
-    return red(sum(arrays)) if arrays else None
+    if not arrays:
+        return None
+    total = arrays[0]
+    for array in arrays[1:]:
+        total += array
+    return red(total)
 
 
 def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None) -> np.ndarray:

@@ -56,20 +56,22 @@ def float_rank(M) -> FloatRank:
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2 or not np.all(np.isfinite(M)):
         raise ValueError(f"M must be a finite 2-D array, got shape {M.shape}")
-    M = np.ascontiguousarray(_unit_columns(_unit_columns(M.T).T))
+    tolerance = max(M.shape) * np.finfo(np.float64).eps
+    M = M / _norms(M, axis=1)[:, None]
+    M /= _norms(M, axis=0)
     s = np.linalg.svd(M, compute_uv=False)
     if s.size == 0 or s[0] == 0:
-        return FloatRank(0, 0.0, 0.0, max(M.shape) * np.finfo(np.float64).eps)
+        return FloatRank(0, 0.0, 0.0, tolerance)
     s = s / s[0]
-    tolerance = max(M.shape) * np.finfo(np.float64).eps
     rank = int(np.count_nonzero(s > tolerance))
     dropped = float(s[rank]) if rank < s.size else 0.0
     return FloatRank(rank, float(s[rank - 1]), dropped, tolerance)
 
 
-def _unit_columns(M: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(M, axis=0)
-    return M / np.where(norms == 0, 1.0, norms)
+def _norms(M: np.ndarray, axis: int) -> np.ndarray:
+    """Euclidean norms along ``axis``, with 1 in place of 0."""
+    norms = np.sqrt(np.einsum("ij,ij->j" if axis == 0 else "ij,ij->i", M, M))
+    return np.where(norms == 0, 1.0, norms)
 
 
 def exact_rank(M, modulus: int = PRIME) -> int:

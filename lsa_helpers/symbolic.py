@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import sympy
 
-__all__ = ["SymbolicLayer", "symbolic_layer", "monomial_count", "is_homogeneous"]
+__all__ = ["SymbolicLayer", "symbolic_layer", "coefficients", "monomial_count", "is_homogeneous"]
 
 
 class SymbolicLayer(NamedTuple):
@@ -39,6 +39,18 @@ def symbolic_layer(d: int, d_out: int, a: int, tokens: int) -> SymbolicLayer:
     V = sympy.Matrix(d_out, d, lambda i, j: sympy.Symbol(f"v_{i}_{j}"))
     output = (V * X * (X.T * K.T * Q * X)).applyfunc(sympy.expand)
     return SymbolicLayer(output, X, Q, K, V)
+
+
+def coefficients(expr, variables) -> dict:
+    """``{exponent tuple: coefficient}`` of ``expr`` as a polynomial in ``variables``.
+
+    Examples
+    --------
+    >>> x, y, a = sympy.symbols("x y a")
+    >>> coefficients(a * x**2 * y + 3 * x, [x, y])
+    {(2, 1): a, (1, 0): 3}
+    """
+    return dict(sympy.Poly(expr, *variables).as_dict())
 
 
 def monomial_count(expr, variables) -> int:
