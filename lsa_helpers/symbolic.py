@@ -47,8 +47,8 @@ def coefficients(expr, variables) -> dict:
     Examples
     --------
     >>> x, y, a = sympy.symbols("x y a")
-    >>> coefficients(a * x**2 * y + 3 * x, [x, y])
-    {(2, 1): a, (1, 0): 3}
+    >>> dict(sorted(coefficients(a * x**2 * y + 3 * x, [x, y]).items()))
+    {(1, 0): 3, (2, 1): a}
     """
     return dict(sympy.Poly(expr, *variables).as_dict())
 
