@@ -14,3 +14,4 @@ from .rank import *  # noqa: F401,F403
 from .formulas import *  # noqa: F401,F403
 from .dimension import *  # noqa: F401,F403
 from .experiments import *  # noqa: F401,F403
+from .identify import *  # noqa: F401,F403

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+import numpy as np
+
 from .architecture import Architecture
 from .dimension import METHODS, dimension
 from .experiments import reproduce_softmax_conjecture
@@ -28,8 +30,9 @@ def _sizes(name: str):
     return parse
 
 
-def _rounded(x: float) -> float:
-    return float(f"{x:.3e}")
+def _rounded(x: float) -> float | None:
+    """Three significant digits; None for an infinite gap (dropped singular values exactly 0)."""
+    return None if np.isinf(x) else float(f"{x:.3e}")
 
 
 def _parser() -> argparse.ArgumentParser:

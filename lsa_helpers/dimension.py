@@ -11,7 +11,7 @@ from .architecture import Architecture
 from .formulas import Formula, formula_dimension
 from .jacobian import check_modulus, jacobian
 from .rank import PRIME, FloatRank, exact_rank, float_rank
-from .symmetries import symmetry_tangents
+from .symmetries import degenerate_tangents, symmetry_tangents
 from .weights import as_generator, random_inputs, random_weights
 
 __all__ = ["METHODS", "Dimension", "dimension"]
@@ -24,8 +24,8 @@ class Dimension:
     """The outcome of :func:`dimension`.
 
     ``rank``: the Jacobian rank on ``samples`` inputs (float, or exact mod ``modulus``; exact ranks
-    are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of the symmetry
-    tangent vectors at the same point. ``stopped``: why no more inputs were added
+    are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
+    directions at the same point (the symmetries, and :func:`degenerate_tangents`). ``stopped``: why no more inputs were added
     (``"met upper bound"``, ``"stopped growing"`` or ``"sample limit"``).
     """
 
@@ -86,7 +86,9 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     rng = as_generator(rng)
     rank = (lambda M: exact_rank(M, p)) if exact else (lambda M: float_rank(M).rank)
     weights = random_weights(arch, rng, modulus=p)
-    upper = arch.parameter_count - rank(symmetry_tangents(arch, weights, modulus=p))
+    tangents = np.concatenate([symmetry_tangents(arch, weights, modulus=p),
+                               degenerate_tangents(arch, weights, modulus=p)])
+    upper = arch.parameter_count - rank(tangents)
     count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
     limit = max_samples or 40 * count
     inputs = random_inputs(arch, min(count, limit), rng, modulus=p)

@@ -47,6 +47,7 @@ def layer_forward(layer, X, *, normalization: str = "lightning", order: str = "l
     """
     _check_choice("normalization", normalization, NORMALIZATIONS)
     _check_choice("order", order, ORDERS)
+    layer = Layer(*layer)
     Q, K, V = layer
     X = _check_input(layer, X)
     Xt = np.swapaxes(X, -1, -2)
@@ -62,7 +63,7 @@ def forward(weights, X, *, normalization: str = "lightning") -> np.ndarray:
     """The deep network ``phi_{W_l} o ... o phi_{W_1}`` applied to ``X`` (shape ``(..., d_0, t)``)."""
     Y = X
     for layer in weights:
-        Y = layer_forward(Layer(*layer), Y, normalization=normalization)
+        Y = layer_forward(layer, Y, normalization=normalization)
     return np.asarray(Y, dtype=np.float64)
 
 

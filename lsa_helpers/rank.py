@@ -19,19 +19,23 @@ CLEAR_GAP = 1e4
 class FloatRank:
     """A numerical rank with its evidence: ``rank`` singular values above ``tolerance``.
 
-    ``kept`` is the smallest kept and ``dropped`` the largest dropped singular value (relative to
-    the largest, 0 when nothing was dropped); ``gap = kept / max(dropped, tolerance)``, so a full
-    rank is only as clear as its margin above the tolerance.
+    ``kept`` is the smallest kept and ``dropped`` the largest dropped singular value, both relative
+    to the largest (``dropped`` is None when nothing was dropped). ``gap = kept / dropped``
+    (infinite when the dropped values are exactly zero); for a full rank, where nothing was
+    dropped, ``gap = kept / tolerance``, the margin above the cut.
     """
 
     rank: int
     kept: float
-    dropped: float
+    dropped: float | None
     tolerance: float
 
     @property
     def gap(self) -> float:
-        return self.kept / max(self.dropped, self.tolerance) if self.rank else 0.0
+        if self.rank == 0:
+            return 0.0
+        below = self.tolerance if self.dropped is None else self.dropped
+        return np.inf if below == 0 else self.kept / below
 
     @property
     def is_clear(self) -> bool:
@@ -51,7 +55,7 @@ def float_rank(M) -> FloatRank:
     Examples
     --------
     >>> float_rank(np.diag([2.0, 1.0, 0.0]))
-    FloatRank(rank=2, gap=1.5e+15, clear)
+    FloatRank(rank=2, gap=inf, clear)
     """
     M = np.asarray(M, dtype=np.float64)
     if M.ndim != 2 or not np.all(np.isfinite(M)):
@@ -61,10 +65,10 @@ def float_rank(M) -> FloatRank:
     M /= _norms(M, axis=0)
     s = np.linalg.svd(M, compute_uv=False)
     if s.size == 0 or s[0] == 0:
-        return FloatRank(0, 0.0, 0.0, tolerance)
+        return FloatRank(0, 0.0, None, tolerance)
     s = s / s[0]
     rank = int(np.count_nonzero(s > tolerance))
-    dropped = float(s[rank]) if rank < s.size else 0.0
+    dropped = float(s[rank]) if rank < s.size else None
     return FloatRank(rank, float(s[rank - 1]), dropped, tolerance)
 
 

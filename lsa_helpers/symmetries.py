@@ -17,6 +17,8 @@ __all__ = [
     "function_distance",
     "is_same_function",
     "symmetry_tangents",
+    "degenerate_tangents",
+    "sees_parallel_tokens",
 ]
 
 
@@ -143,16 +145,8 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
     ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``. Each row lies in the kernel of the Jacobian.
     """
     weights = check_weights(arch, weights)
-    offsets = np.cumsum([0] + [r * c for shapes in arch.layer_shapes for r, c in shapes])
     rows = []
-
-    def block(count: int, parts: dict) -> None:
-        out = np.zeros((count, arch.parameter_count))
-        for (i, factor), values in parts.items():
-            start = offsets[3 * i + factor]
-            out[:, start:offsets[3 * i + factor + 1]] = values.reshape(count, -1)
-        rows.append(out)
-
+    block = _placer(arch, rows)
     for i, (Q, K, V) in enumerate(weights):
         a = Q.shape[0]
         eye = np.eye(a)
@@ -171,3 +165,66 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
                 block(1, {(i, 2): V, (i + 1, 2): -3 * weights[i + 1].V})
     tangents = np.concatenate(rows)
     return tangents if modulus is None else np.mod(tangents, modulus)
+
+
+def _placer(arch: Architecture, rows: list):
+    """``place(count, {(layer, factor): values})`` appends ``count`` parameter vectors to ``rows``."""
+    offsets = np.cumsum([0] + [r * c for shapes in arch.layer_shapes for r, c in shapes])
+
+    def place(count: int, parts: dict) -> None:
+        out = np.zeros((count, arch.parameter_count))
+        for (i, factor), values in parts.items():
+            out[:, offsets[3 * i + factor]:offsets[3 * i + factor + 1]] = values.reshape(count, -1)
+        rows.append(out)
+
+    return place
+
+
+def sees_parallel_tokens(arch: Architecture) -> tuple[bool, ...]:
+    """Per layer: whether all its input tokens are parallel, for every input [derived].
+
+    True when ``t = 1`` or an earlier layer has output rank one
+    (``min(a_j, d_{j-1}, d_j) = 1``): then ``Y^T A Y = c (y^T A y) c^T`` sees only ``sym(A)``.
+    """
+    flags, parallel = [], arch.tokens == 1
+    for a, d_in, d_out in zip(arch.ranks, arch.widths, arch.widths[1:]):
+        flags.append(parallel)
+        parallel = parallel or min(a, d_in, d_out) == 1
+    return tuple(flags)
+
+
+def degenerate_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+    """Fiber directions beyond the symmetries, where a layer sees only ``sym(A_i)`` [derived].
+
+    For a layer whose tokens are all parallel (:func:`sees_parallel_tokens`) and ``a_i >= d_{i-1}``,
+    ``dQ_i = K_i (K_i^T K_i)^{-1} B`` moves ``A_i`` by any antisymmetric ``B`` and leaves the
+    function unchanged. Mod ``p`` the inverse is taken mod ``p`` (no rows if it does not exist).
+    """
+    weights = check_weights(arch, weights)
+    rows = [np.zeros((0, arch.parameter_count))]
+    place = _placer(arch, rows)
+    for i, ((Q, K, V), parallel) in enumerate(zip(weights, sees_parallel_tokens(arch))):
+        a, d = Q.shape
+        if not parallel or a < d or d < 2:
+            continue
+        inverse = _inverse(K.T @ K, modulus)
+        if inverse is None:
+            continue
+        r, s = np.triu_indices(d, 1)
+        B = np.zeros((len(r), d, d))
+        B[np.arange(len(r)), r, s], B[np.arange(len(r)), s, r] = 1, -1
+        place(len(r), {(i, 0): K @ inverse @ B})
+    tangents = np.concatenate(rows)
+    return tangents if modulus is None else np.mod(tangents, modulus)
+
+
+def _inverse(G: np.ndarray, modulus: int | None) -> np.ndarray | None:
+    """``G^{-1}`` in float64, or mod ``modulus`` (FLINT); None if ``G`` is singular."""
+    if modulus is None:
+        return np.linalg.inv(G) if np.linalg.matrix_rank(G) == len(G) else None
+    import flint
+
+    M = flint.nmod_mat(len(G), len(G), np.mod(G, modulus).astype(np.int64).ravel().tolist(), modulus)
+    if M.det() == 0:
+        return None
+    return np.array([[int(x) for x in row] for row in M.inv().tolist()], dtype=np.float64)

@@ -79,12 +79,13 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
             moves["rank-one swap"] = rank_one_swap(layer)
         distances = {name: function_distance(arch, [layer], [other], seed) if kind != "zero"
                      else 0.0 for name, other in moves.items()}
-        story = {"zero": "phi = 0: the fiber is {A = 0} u {V = 0}, far more than a curve",
-                 "swap": "rk A = rk V = 1: two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
-                 "curve": "generic: the fiber is the single curve (lambda A, V / lambda)"}[kind]
+        story = {"zero": "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
+                 "swap": "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
+                 "curve": "the fiber is the single curve (lambda A, V / lambda)"}[kind]
         print(f"rk A = {rank_A}, rk V = {rank_V}: {story}")
         for name, value in distances.items():
-            print(f"{name:>20}: relative change of phi {value:.0e}")
+            verdict = "< 1e-10, the same function" if value < 1e-10 else f"{value:.0e}"
+            print(f"{name:>20}: relative change of phi {verdict}")
         fig, ax = plt.subplots(figsize=(6, 2.2))
         names = list(distances)
         ax.barh(names, [max(v, 1e-17) for v in distances.values()], color="C0")

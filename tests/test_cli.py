@@ -32,11 +32,11 @@ def test_softmax_float_reports_its_gap(capsys):
     assert record["certified_dimension"] is None and record["singular_value_gap"] > 1e4
 
 
-def test_collapse_has_null_formula_and_both_bounds(capsys):
+def test_collapse_has_null_formula_and_is_certified(capsys):
     assert main(["dimension", "--widths", "3,3,3", "--ranks", "1,3", "--json"]) == 0
     record = json.loads(capsys.readouterr().out)
-    assert record["formula_dimension"] is None and record["certified_dimension"] is None
-    assert (record["rank"], record["upper_bound"]) == (18, 21)
+    assert record["formula_dimension"] is None and record["formula_status"] == "none"
+    assert record["rank"] == record["upper_bound"] == record["certified_dimension"] == 18
 
 
 def test_plain_text_output(capsys):

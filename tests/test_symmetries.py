@@ -3,7 +3,8 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (PRIME, Architecture, Layer, act_attention, act_width, exact_rank,
+from lsa_helpers import (PRIME, Architecture, Layer, act_attention, act_width, degenerate_tangents,
+                         exact_rank, sees_parallel_tokens,
                          function_distance, is_same_function, jacobian, random_inputs,
                          random_weights, rank_one_swap, scale_layers, symmetry_tangents)
 
@@ -99,3 +100,24 @@ def test_tangents_lie_in_the_kernel_exactly_mod_p(rng):
 def test_errors(call, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         call(random_weights(DEEP, 0))
+
+
+@pytest.mark.parametrize("widths, ranks, tokens, count", [
+    ((3, 3), (3,), 1, 3), ((3, 3, 3), (1, 3), 3, 3), ((3, 3, 3), (3, 4), 1, 6), ((3, 3, 3), (2, 2), 3, 0),
+    ((3, 3, 3), (2, 3), 1, 3)])
+def test_degenerate_tangents_lie_in_the_kernel(widths, ranks, tokens, count, rng):
+    arch = Architecture(widths, ranks, tokens=tokens)
+    weights = random_weights(arch, rng, modulus=PRIME)
+    T = degenerate_tangents(arch, weights, modulus=PRIME)
+    assert T.shape == (count, arch.parameter_count)
+    J = jacobian(arch, weights, random_inputs(arch, 10, rng, modulus=PRIME), modulus=PRIME)
+    assert not np.mod(J.astype(object) @ T.T.astype(object), PRIME).any()
+    floating = random_weights(arch, rng)
+    Jf = jacobian(arch, floating, random_inputs(arch, 10, rng))
+    assert np.abs(Jf @ degenerate_tangents(arch, floating).T).max(initial=0) < 1e-9 * np.abs(Jf).max()
+
+
+def test_parallel_tokens():
+    assert sees_parallel_tokens(Architecture((3, 3, 3, 3), (2, 1, 2))) == (False, False, True)
+    assert sees_parallel_tokens(Architecture((3, 1, 3), (2, 2))) == (False, True)
+    assert sees_parallel_tokens(Architecture((3, 3), (2,), tokens=1)) == (True,)
