@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+from concurrent.futures import ProcessPoolExecutor
 
 from .architecture import Architecture
 from .formulas import formula_dimension
@@ -49,20 +51,36 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     For each width ``delta``: ``layers`` softmax layers of widths ``delta``, ranks ``rank``,
     ``tokens`` tokens, ``samples`` Gaussian inputs, ``trials`` random points (``trials_at_10`` at
     width 10). The expected dimension is the lightning dimension plus ``l`` [paper, conjecture]:
-    25, 40, 57, 76, 97, 120, 145, 172 for widths 3 to 10.
+    25, 40, 57, 76, 97, 120, 145, 172 for widths 3 to 10. Each trial draws from its own child of
+    ``rng``, so the result does not depend on how the trials are spread over the cores.
 
     Examples
     --------
     >>> [(r.width, r.expected_dimension, r.rank) for r in reproduce_softmax_conjecture([3], trials=1)]
     [(3, 25, 25)]
     """
-    rng = as_generator(rng)
-    rows = []
-    for width in widths:
-        arch = Architecture((width,) * (layers + 1), (rank,) * layers, "softmax", tokens)
-        ranks = tuple(
-            float_rank(jacobian(arch, random_weights(arch, rng), random_inputs(arch, samples, rng)))
-            for _ in range(trials_at_10 if width == 10 else trials)
-        )
-        rows.append(ConjectureRow(width, arch.parameter_count, formula_dimension(arch).value, ranks))
-    return tuple(rows)
+    archs = [Architecture((w,) * (layers + 1), (rank,) * layers, "softmax", tokens) for w in widths]
+    counts = [trials_at_10 if w == 10 else trials for w in widths]
+    jobs = [arch for arch, count in zip(archs, counts) for _ in range(count)]
+    seeds = as_generator(rng).spawn(len(jobs))
+    ranks = iter(_parallel_map(_trial, [(arch, seed, samples) for arch, seed in zip(jobs, seeds)]))
+    return tuple(ConjectureRow(arch.widths[0], arch.parameter_count, formula_dimension(arch).value,
+                               tuple(next(ranks) for _ in range(count)))
+                 for arch, count in zip(archs, counts))
+
+
+def _trial(job) -> FloatRank:
+    arch, rng, samples = job
+    return float_rank(jacobian(arch, random_weights(arch, rng), random_inputs(arch, samples, rng)))
+
+
+def _parallel_map(function, jobs) -> list:
+    """``map`` over independent jobs in one process per core, each with one BLAS thread."""
+    with ProcessPoolExecutor(os.cpu_count(), initializer=_one_blas_thread) as pool:
+        return list(pool.map(function, jobs))
+
+
+def _one_blas_thread() -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")

@@ -19,13 +19,13 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     """Check that ``modulus`` is usable for exact arithmetic on ``arch`` and return it.
 
     Residues are stored in float64 so that matrix products run on BLAS; they stay exact while
-    ``n (p - 1)^2 < 2^53`` for every inner dimension ``n`` of a product.
+    ``n (p - 1)^2 < 2^53`` for every inner dimension ``n`` of a product (at most ``max(d, a) t``).
     """
     if not arch.is_lightning:
         raise ValueError("exact arithmetic needs normalization='lightning' (softmax is not polynomial)")
     if not isinstance(modulus, (int, np.integer)) or modulus < 2:
         raise ValueError(f"modulus must be a prime integer >= 2, got modulus={modulus!r}")
-    inner = max(arch.widths + arch.ranks + (arch.tokens,))
+    inner = max(arch.widths + arch.ranks) * arch.tokens
     if inner * (modulus - 1) ** 2 >= _EXACT_LIMIT:
         raise ValueError(
             f"modulus must satisfy {inner} * (modulus - 1)^2 < 2^53 for exact float64 products, "
@@ -100,8 +100,10 @@ def _total(red: Callable, *terms):
 def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``W -> (phi_W(X_1), ..., phi_W(X_N))``, shape ``(N d_l t, parameters)``.
 
-    Built by forward mode with all parameter directions of a layer at once, pushed through the
-    later layers as one batch: no loop over outputs or parameters. Columns follow
+    Built by forward mode with all parameter directions of a layer at once; the later layers are
+    crossed by the chain rule with their per-sample input Jacobians (``d t x d t`` matrices, found
+    by forward mode along the ``d t`` input directions), multiplied from the output backwards:
+    ``J_i = L_l ... L_{i+1} S_i``. No loop over outputs or parameters. Columns follow
     :func:`~lsa_helpers.weights.weights_to_vector`; rows run over ``(n, output row, token)``.
     With ``modulus=p`` (lightning only) weights and inputs must be integers and the result is
     the Jacobian reduced mod ``p``, computed exactly.
@@ -131,14 +133,25 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     values = [inputs]
     for layer in weights[:-1]:
         values.append(_layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0])
-    blocks = []
-    for i, layer in enumerate(weights):
-        for seed in _seeds(arch.layer_shapes[i]):
-            tangent = _layer_jvp(layer, values[i], seed, None, arch.normalization, red)[1]
-            for later, Y in zip(weights[i + 1:], values[i + 1:]):
-                tangent = _layer_jvp(later, Y, None, tangent, arch.normalization, red)[1]
-            blocks.append(tangent.reshape(tangent.shape[0], -1))
-    return np.concatenate(blocks).T
+    blocks, chain = [], None
+    for i in reversed(range(arch.layers)):
+        layer, Y = weights[i], values[i]
+        for seed in reversed(_seeds(arch.layer_shapes[i])):
+            tangent = _per_sample(_layer_jvp(layer, Y, seed, None, arch.normalization, red)[1])
+            blocks.append(tangent if chain is None else red(chain @ tangent))
+        if i:
+            d, t = Y.shape[1:]
+            basis = np.eye(d * t).reshape(d * t, 1, d, t)
+            step = _per_sample(_layer_jvp(layer, Y, None, basis, arch.normalization, red)[1])
+            chain = step if chain is None else red(chain @ step)
+    J = np.concatenate(blocks[::-1], axis=-1)
+    return J.reshape(-1, J.shape[-1])
+
+
+def _per_sample(tangent: np.ndarray) -> np.ndarray:
+    """``(P, N, d, t)`` tangents as per-sample matrices ``(N, d t, P)``."""
+    P, N = tangent.shape[:2]
+    return np.moveaxis(tangent.reshape(P, N, -1), 0, -1)
 
 
 def _identity(x):

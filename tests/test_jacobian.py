@@ -54,7 +54,7 @@ def test_batched_rows_are_per_input(rng):
     (lambda a, w, X: jacobian(Architecture((3, 2), (2,), "softmax"), w, X, modulus=PRIME),
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
     (lambda a, w, X: jacobian(a, w, X, modulus=2**40 + 15),
-     "modulus must satisfy 3 * (modulus - 1)^2 < 2^53 for exact float64 products, got modulus=1099511627791"),
+     "modulus must satisfy 9 * (modulus - 1)^2 < 2^53 for exact float64 products, got modulus=1099511627791"),
     (lambda a, w, X: jacobian(a, w, X, modulus=1), "modulus must be a prime integer >= 2, got modulus=1"),
     (lambda a, w, X: jacobian(a, w, X + 0.5, modulus=PRIME),
      "weights and inputs must be integers when a modulus is given"),
