@@ -127,7 +127,7 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
             np.array_equal(inputs, np.round(inputs))
         ):
             raise ValueError("weights and inputs must be integers when a modulus is given")
-        red = lambda x: np.mod(x, p)  # noqa: E731
+        red = lambda x: _residues(x, p)  # noqa: E731
         weights = tuple(Layer(*(red(w) for w in layer)) for layer in weights)
         inputs = red(inputs)
     values = [inputs]
@@ -156,3 +156,15 @@ def _per_sample(tangent: np.ndarray) -> np.ndarray:
 
 def _identity(x):
     return x
+
+
+def _residues(x: np.ndarray, p: int) -> np.ndarray:
+    """``x mod p`` for float64 integers with ``|x| < 2^53 - p``, exactly: ``x - p floor(x / p)``, corrected.
+
+    The quotient may be off by one where ``x / p`` rounds across an integer; one correction fixes
+    that. Many times faster than ``np.mod`` on floats.
+    """
+    r = x - p * np.floor(x * (1.0 / p))
+    r -= p * (r >= p)
+    r += p * (r < 0)
+    return r

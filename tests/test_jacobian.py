@@ -67,3 +67,10 @@ def test_errors(call, message):
     X = random_inputs(arch, 2, 0, modulus=PRIME)
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         call(arch, weights, X)
+
+
+def test_fast_residues_are_exact(rng):
+    from lsa_helpers.jacobian import _residues
+    x = np.concatenate([rng.integers(-2**52, 2**52, 10**5), np.arange(-3 * PRIME, 3 * PRIME, 7),
+                        [0, PRIME, PRIME - 1, 2**53 - PRIME - 1, PRIME * 2**32, PRIME * 2**32 - 1]])
+    np.testing.assert_array_equal(_residues(x.astype(float), PRIME), np.mod(x, PRIME))
