@@ -42,9 +42,13 @@ class FloatRank:
         """Whether the gap is at least :data:`CLEAR_GAP`."""
         return bool(self.gap >= CLEAR_GAP)
 
+    @property
+    def verdict(self) -> str:
+        """``"clear"`` or ``"UNCLEAR"``, by :attr:`is_clear`."""
+        return "clear" if self.is_clear else "UNCLEAR"
+
     def __repr__(self) -> str:
-        verdict = "clear" if self.is_clear else "UNCLEAR"
-        return f"FloatRank(rank={self.rank}, gap={self.gap:.1e}, {verdict})"
+        return f"FloatRank(rank={self.rank}, gap={self.gap:.1e}, {self.verdict})"
 
 
 def float_rank(M) -> FloatRank:

@@ -110,11 +110,11 @@ def dimension_explorer(*, seed: int = 0):
         exact = dimension(arch, rng=seed)
         floating = dimension(arch, method="float", rng=seed).float_rank
         facts = {"parameters": arch.parameter_count, "formula": formula.value,
-                 "float rank": floating.rank, "gap": float(f"{floating.gap:.1e}"),
+                 "float rank": floating.rank, "gap clear": floating.is_clear,
                  "exact rank": exact.rank, "certified": exact.certified_dimension}
         print(f"{arch}:  formula [{formula.status}] {formula.value}   "
-              f"float rank {floating.rank} (gap {floating.gap:.1e})   exact rank {exact.rank}   "
-              f"certified {exact.certified_dimension}")
+              f"float rank {floating.rank} (gap {floating.gap:.1e}, {floating.verdict})   "
+              f"exact rank {exact.rank}   certified {exact.certified_dimension}")
         if formula.value is None:
             print(f"no formula: {formula.reason}")
         fig, ax = plt.subplots(figsize=(6, 2.6))
