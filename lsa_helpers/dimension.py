@@ -91,20 +91,19 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     upper = arch.parameter_count - rank(tangents)
     count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
     limit = max_samples or 40 * count
-    inputs = random_inputs(arch, min(count, limit), rng, modulus=p)
-    previous = -1
+    samples, new, previous, J = 0, min(count, limit), -1, None
     while True:
-        J = jacobian(arch, weights, inputs, modulus=p)
+        rows = jacobian(arch, weights, random_inputs(arch, new, rng, modulus=p), modulus=p)
+        J = rows if J is None else np.concatenate([J, rows])  # rows of each input stand alone
+        samples += new
         found = float_rank(J) if not exact else None
         value = found.rank if found else exact_rank(J, p)
         settled = found is None or found.is_clear
         stopped = ("met upper bound" if settled and value >= upper else
                    "stopped growing" if settled and value == previous else
-                   "sample limit" if len(inputs) >= limit else None)
+                   "sample limit" if samples >= limit else None)
         if stopped:
             break
-        previous = value
-        extra = min(ceil(len(inputs) / 2), limit - len(inputs))
-        inputs = np.concatenate([inputs, random_inputs(arch, extra, rng, modulus=p)])
-    return Dimension(arch, method, value, upper, len(inputs), stopped, formula_dimension(arch),
+        previous, new = value, min(ceil(samples / 2), limit - samples)
+    return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
                      found, p)

@@ -97,5 +97,5 @@ def exact_rank(M, modulus: int = PRIME) -> int:
         raise ValueError(f"M must be a 2-D array of integers, got shape {M.shape}")
     if 0 in M.shape:
         return 0
-    entries = np.mod(M, modulus).astype(np.int64).ravel().tolist()
+    entries = np.mod(M.astype(np.int64), modulus).ravel().tolist()
     return flint.nmod_mat(M.shape[0], M.shape[1], entries, modulus).rank()
