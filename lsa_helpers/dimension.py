@@ -1,4 +1,4 @@
-"""Dimension of a neuromanifold: Jacobian rank on adaptively many inputs, exact bounds, certificate."""
+"""Dimension of a neuromanifold: Jacobian ranks on adaptively many inputs, bounds, certificate."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ class Dimension:
 
     ``rank``: the Jacobian rank on ``samples`` inputs (float, or exact mod ``modulus``; exact ranks
     are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
-    directions at the same point (the symmetries, and :func:`degenerate_tangents`). ``stopped``: why no more inputs were added
+    directions at the same point (the symmetries, and :func:`degenerate_tangents`). ``stopped``:
+    why no more inputs were added
     (``"met upper bound"``, ``"stopped growing"`` or ``"sample limit"``).
     """
 

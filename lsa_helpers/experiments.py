@@ -56,7 +56,8 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
 
     Examples
     --------
-    >>> [(r.width, r.expected_dimension, r.rank) for r in reproduce_softmax_conjecture([3], trials=1)]
+    >>> rows = reproduce_softmax_conjecture([3], trials=1)
+    >>> [(r.width, r.expected_dimension, r.rank) for r in rows]
     [(3, 25, 25)]
     """
     archs = [Architecture((w,) * (layers + 1), (rank,) * layers, "softmax", tokens) for w in widths]

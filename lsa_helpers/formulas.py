@@ -12,7 +12,7 @@ __all__ = ["Formula", "formula_dimension", "span_dimension", "monomials_per_entr
 
 @dataclasses.dataclass(frozen=True)
 class Formula:
-    """A closed-form dimension: ``value`` (None where no formula applies), ``status`` and ``reason``.
+    """A closed-form dimension: ``value`` (None where none applies), ``status`` and ``reason``.
 
     ``status`` is ``"paper"`` (a theorem of Henry, Marchetti and Kohn, ICLR 2025),
     ``"conjecture"`` (the paper's softmax conjecture), ``"derived"`` (worked out for this course
@@ -34,20 +34,20 @@ def _one_layer(d: int, d_out: int, a: int) -> int:
 
 def _effective_widths(widths, ranks) -> list[int]:
     """``b_i = min(d_0, ..., d_i)``, then ``b_i <- min(b_i, 2 min(a_{i+1}, b_i) + b_{i+1})``."""
-    l = len(ranks)
-    b = [min(widths[: i + 1]) for i in range(l)] + [widths[-1]]
-    for i in range(l - 1, 0, -1):
+    depth = len(ranks)
+    b = [min(widths[: i + 1]) for i in range(depth)] + [widths[-1]]
+    for i in range(depth - 1, 0, -1):
         b[i] = min(b[i], 2 * min(ranks[i], b[i]) + b[i + 1])
     return b
 
 
 def _general(widths: tuple[int, ...], ranks: tuple[int, ...]) -> int:
-    l = len(ranks)
+    depth = len(ranks)
     b = _effective_widths(widths, ranks)
     r = [min(a, b[i]) for i, a in enumerate(ranks)]
     return (sum(ri * (2 * b[i] - ri) for i, ri in enumerate(r))
-            + sum(b[i + 1] * b[i] for i in range(l))
-            - sum(b[i] ** 2 for i in range(1, l)) - l)
+            + sum(b[i + 1] * b[i] for i in range(depth))
+            - sum(b[i] ** 2 for i in range(1, depth)) - depth)
 
 
 def _is_bottleneck(widths, ranks) -> bool:
@@ -68,7 +68,8 @@ def _lightning(arch: Architecture) -> Formula:
     collapsed = [i for i in range(arch.layers - 1) if min(ranks[i], b[i]) == 1]
     if collapsed and any(min(a, b[j]) >= 2 for j, a in enumerate(ranks) if j > collapsed[0]):
         return Formula(None, "none",
-                       f"rank-one collapse: layer {collapsed[0] + 1} has effective rank 1, so later "
+                       f"rank-one collapse: layer {collapsed[0] + 1} has effective rank 1, so "
+                       "later "
                        "layers see parallel tokens, and a later layer has rank >= 2")
     if _is_bottleneck(widths, ranks):
         return Formula(_general(widths, ranks), "paper",

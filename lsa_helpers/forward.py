@@ -13,7 +13,7 @@ ORDERS = ("linear", "quadratic")
 
 
 def column_softmax(Z: np.ndarray) -> np.ndarray:
-    """``S(Z)_ij = exp(Z_ij) / sum_k exp(Z_kj)``: normalised over keys ``i``, per query column ``j``."""
+    """``S(Z)_ij = exp(Z_ij) / sum_k exp(Z_kj)``: normalised over keys ``i``, per query ``j``."""
     E = np.exp(Z - Z.max(axis=-2, keepdims=True))
     return E / E.sum(axis=-2, keepdims=True)
 
@@ -31,7 +31,8 @@ def _check_input(layer: Layer, X) -> np.ndarray:
     return X
 
 
-def layer_forward(layer, X, *, normalization: str = "lightning", order: str = "linear") -> np.ndarray:
+def layer_forward(layer, X, *, normalization: str = "lightning",
+                  order: str = "linear") -> np.ndarray:
     """One layer ``phi_W(X) = V X N(X^T A X)`` with ``A = K^T Q``, batched over leading axes of X.
 
     ``N`` is the identity (lightning) or the column softmax. Lightning with ``order="linear"`` is
@@ -60,7 +61,7 @@ def layer_forward(layer, X, *, normalization: str = "lightning", order: str = "l
 
 
 def forward(weights, X, *, normalization: str = "lightning") -> np.ndarray:
-    """The deep network ``phi_{W_l} o ... o phi_{W_1}`` applied to ``X`` (shape ``(..., d_0, t)``)."""
+    """The deep network ``phi_{W_l} o ... o phi_{W_1}`` on ``X`` (shape ``(..., d_0, t)``)."""
     Y = X
     for layer in weights:
         Y = layer_forward(layer, Y, normalization=normalization)

@@ -1,4 +1,4 @@
-"""Jacobian of ``W -> (phi_W(X_1), ..., phi_W(X_N))`` by batched forward mode, in float64 or mod p."""
+"""Jacobian of ``W -> (phi_W(X_1), ..., phi_W(X_N))`` by batched forward mode, float64 or mod p."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     ``n (p - 1)^2 < 2^53`` for every inner dimension ``n`` of a product (at most ``max(d, a) t``).
     """
     if not arch.is_lightning:
-        raise ValueError("exact arithmetic needs normalization='lightning' (softmax is not polynomial)")
+        raise ValueError(
+            "exact arithmetic needs normalization='lightning' (softmax is not polynomial)")
     if not isinstance(modulus, (int, np.integer)) or modulus < 2:
         raise ValueError(f"modulus must be a prime integer >= 2, got modulus={modulus!r}")
     inner = max(arch.widths + arch.ranks) * arch.tokens
@@ -87,7 +88,7 @@ def _T(x):
 
 
 def _total(red: Callable, *terms):
-    """Sum of the terms that are arrays (the others are ``False``/``None``), each reduced; or None."""
+    """Sum of the terms that are arrays (others are ``False`` or ``None``), reduced; or None."""
     arrays = [red(t) for t in terms if isinstance(t, np.ndarray)]
     if not arrays:
         return None
@@ -119,7 +120,8 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     inputs = np.asarray(inputs, dtype=np.float64)
     expected = (arch.widths[0], arch.tokens)
     if inputs.ndim != 3 or inputs.shape[1:] != expected:
-        raise ValueError(f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
+        raise ValueError(
+            f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
     red = _identity
     if modulus is not None:
         p = check_modulus(arch, modulus)
@@ -159,7 +161,7 @@ def _identity(x):
 
 
 def _residues(x: np.ndarray, p: int) -> np.ndarray:
-    """``x mod p`` for float64 integers with ``|x| < 2^53 - p``, exactly: ``x - p floor(x / p)``, corrected.
+    """``x mod p`` for float64 integers ``|x| < 2^53 - p``, exactly: ``x - p floor(x / p)``, fixed.
 
     The quotient may be off by one where ``x / p`` rounds across an integer; one correction fixes
     that. Many times faster than ``np.mod`` on floats.

@@ -9,7 +9,7 @@ import numpy as np
 __all__ = ["PRIME", "CLEAR_GAP", "FloatRank", "float_rank", "exact_rank"]
 
 PRIME = 1048573
-"""The largest prime below ``2^20``: residues multiply exactly in float64 (see ``check_modulus``)."""
+"""The largest prime below ``2^20``: residues multiply exactly in float64 (``check_modulus``)."""
 
 CLEAR_GAP = 1e4
 """A float rank is trusted when the kept and dropped singular values differ by this factor."""
@@ -83,19 +83,22 @@ def _norms(M: np.ndarray, axis: int) -> np.ndarray:
 
 
 def exact_rank(M, modulus: int = PRIME) -> int:
-    """Rank over ``Z/pZ`` of an integer matrix (FLINT ``nmod_mat``): a lower bound on its rank over Q.
+    """Rank over ``Z/pZ`` of an integer matrix: a lower bound on its rank over Q.
 
     Examples
     --------
     >>> exact_rank([[1, 2], [2, 4]], 7), exact_rank([[1, 2], [3, 4]], 2)
     (1, 1)
     """
-    import flint
-
     M = np.asarray(M)
     if M.ndim != 2 or not np.array_equal(M, np.round(M)):
         raise ValueError(f"M must be a 2-D array of integers, got shape {M.shape}")
-    if 0 in M.shape:
-        return 0
+    return 0 if 0 in M.shape else nmod_matrix(M, modulus).rank()
+
+
+def nmod_matrix(M: np.ndarray, modulus: int):
+    """The integer matrix ``M`` as a FLINT ``nmod_mat`` over ``Z/pZ``."""
+    import flint
+
     entries = np.mod(M.astype(np.int64), modulus).ravel().tolist()
-    return flint.nmod_mat(M.shape[0], M.shape[1], entries, modulus).rank()
+    return flint.nmod_mat(M.shape[0], M.shape[1], entries, modulus)

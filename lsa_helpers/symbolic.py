@@ -54,7 +54,7 @@ def coefficients(expr, variables) -> dict:
 
 
 def monomial_count(expr, variables) -> int:
-    """Number of distinct monomials of ``expr`` as a polynomial in ``variables`` (others are coefficients)."""
+    """Number of distinct monomials of ``expr`` as a polynomial in ``variables``."""
     return len(sympy.Poly(expr, *variables).monoms())
 
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from .architecture import Architecture
 from .forward import forward
+from .rank import nmod_matrix
 from .weights import Layer, as_generator, check_weights, random_inputs
 
 __all__ = [
@@ -43,7 +44,7 @@ def _replace(weights, index: int, layer: Layer) -> tuple[Layer, ...]:
 
 
 def act_attention(weights, layer: int, G) -> tuple[Layer, ...]:
-    """``(Q_i, K_i) -> (G Q_i, G^{-T} K_i)`` with ``G`` in ``GL_{a_i}``; ``A_i = K_i^T Q_i`` is kept.
+    """``(Q_i, K_i) -> (G Q_i, G^{-T} K_i)``, ``G`` in ``GL_{a_i}``: ``A_i = K_i^T Q_i`` is kept.
 
     ``layer`` counts from 1, as in the paper.
     """
@@ -55,7 +56,7 @@ def act_attention(weights, layer: int, G) -> tuple[Layer, ...]:
 
 
 def act_width(weights, layer: int, P) -> tuple[Layer, ...]:
-    """``V_i -> P V_i`` and ``(Q, K, V)_{i+1} -> (Q P^{-1}, K P^{-1}, V P^{-1})``, ``P`` in ``GL_{d_i}``."""
+    """``V_i -> P V_i``, ``(Q, K, V)_{i+1} -> (Q, K, V)_{i+1} P^{-1}``, ``P`` in ``GL_{d_i}``."""
     weights = tuple(Layer(*w) for w in weights)
     i = _layer_index(weights, layer, last=len(weights) - 1)
     P = _invertible("P", P, weights[i].V.shape[0])
@@ -66,17 +67,17 @@ def act_width(weights, layer: int, P) -> tuple[Layer, ...]:
 
 
 def scale_layers(weights, alphas, betas) -> tuple[Layer, ...]:
-    """``(Q_i, V_i) -> (alpha_i Q_i, beta_i V_i)``, allowed when ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``.
+    """``(Q_i, V_i) -> (alpha_i Q_i, beta_i V_i)``, when ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``.
 
     Each later layer is cubic in its input, so it cubes the scale of every earlier one; the
     constraint is checked in logarithms (relative tolerance 1e-12).
     """
     weights = tuple(Layer(*w) for w in weights)
-    l = len(weights)
+    depth = len(weights)
     alphas, betas = np.asarray(alphas, dtype=np.float64), np.asarray(betas, dtype=np.float64)
-    if alphas.shape != (l,) or betas.shape != (l,) or np.any(alphas * betas == 0):
-        raise ValueError(f"alphas and betas must be {l} non-zero numbers each")
-    exponents = 3.0 ** np.arange(l - 1, -1, -1)
+    if alphas.shape != (depth,) or betas.shape != (depth,) or np.any(alphas * betas == 0):
+        raise ValueError(f"alphas and betas must be {depth} non-zero numbers each")
+    exponents = 3.0 ** np.arange(depth - 1, -1, -1)
     log_total = exponents @ np.log(np.abs(alphas * betas))
     sign = np.prod(np.sign(alphas * betas) ** (exponents % 2))
     if sign < 0 or abs(log_total) > 1e-12 * exponents.sum():
@@ -116,7 +117,8 @@ def fiber_kind(layer, *, rtol: float = 1e-10) -> str:
 def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     U, s, Vt = np.linalg.svd(M)
     if s[0] == 0 or (len(s) > 1 and s[1] > 1e-10 * s[0]):
-        raise ValueError(f"{name} must have rank one for the swap, got singular values {s.round(6)}")
+        raise ValueError(
+            f"{name} must have rank one for the swap, got singular values {s.round(6)}")
     return U[:, 0] * s[0], Vt[0]
 
 
@@ -156,8 +158,8 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
             d = V.shape[0]
             eye = np.eye(d)
             nxt = weights[i + 1]
-            block(d * d, {(i, 2): np.einsum("rx,sy->rsxy", eye, V),
-                          **{(i + 1, f): -np.einsum("xr,sy->rsxy", w, eye) for f, w in enumerate(nxt)}})
+            later = {(i + 1, f): -np.einsum("xr,sy->rsxy", w, eye) for f, w in enumerate(nxt)}
+            block(d * d, {(i, 2): np.einsum("rx,sy->rsxy", eye, V), **later})
     if arch.is_lightning:
         for i, (Q, K, V) in enumerate(weights):
             block(1, {(i, 0): Q, (i, 2): -V})
@@ -168,7 +170,7 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
 
 
 def _placer(arch: Architecture, rows: list):
-    """``place(count, {(layer, factor): values})`` appends ``count`` parameter vectors to ``rows``."""
+    """``place(count, {(layer, factor): values})`` appends ``count`` parameter vectors."""
     offsets = np.cumsum([0] + [r * c for shapes in arch.layer_shapes for r, c in shapes])
 
     def place(count: int, parts: dict) -> None:
@@ -222,9 +224,7 @@ def _inverse(G: np.ndarray, modulus: int | None) -> np.ndarray | None:
     """``G^{-1}`` in float64, or mod ``modulus`` (FLINT); None if ``G`` is singular."""
     if modulus is None:
         return np.linalg.inv(G) if np.linalg.matrix_rank(G) == len(G) else None
-    import flint
-
-    M = flint.nmod_mat(len(G), len(G), np.mod(G, modulus).astype(np.int64).ravel().tolist(), modulus)
+    M = nmod_matrix(G, modulus)
     if M.det() == 0:
         return None
     return np.array([[int(x) for x in row] for row in M.inv().tolist()], dtype=np.float64)

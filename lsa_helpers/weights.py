@@ -37,7 +37,8 @@ def layer_from_attention(A, V) -> Layer:
     """A layer with attention matrix ``A`` (``d x d``) and values ``V``: ``Q = A``, ``K = I_d``."""
     A, V = np.asarray(A, dtype=np.float64), np.asarray(V, dtype=np.float64)
     if A.ndim != 2 or A.shape[0] != A.shape[1] or V.ndim != 2 or V.shape[1] != A.shape[0]:
-        raise ValueError(f"A must be d x d and V must be d' x d, got shapes {A.shape} and {V.shape}")
+        raise ValueError(
+            f"A must be d x d and V must be d' x d, got shapes {A.shape} and {V.shape}")
     return Layer(A, np.eye(A.shape[0]), V)
 
 
@@ -56,7 +57,8 @@ def _draw(rng: np.random.Generator, shape, modulus: int | None, scale: float) ->
     return rng.integers(0, modulus, size=shape).astype(np.float64)
 
 
-def random_weights(arch: Architecture, rng=None, *, modulus: int | None = None) -> tuple[Layer, ...]:
+def random_weights(arch: Architecture, rng=None, *,
+                   modulus: int | None = None) -> tuple[Layer, ...]:
     """Random weights: Gaussian with variance ``1/d_{i-1}``, or uniform residues mod ``modulus``.
 
     Examples
@@ -72,7 +74,8 @@ def random_weights(arch: Architecture, rng=None, *, modulus: int | None = None) 
     )
 
 
-def random_inputs(arch: Architecture, count: int, rng=None, *, modulus: int | None = None) -> np.ndarray:
+def random_inputs(arch: Architecture, count: int, rng=None, *,
+                  modulus: int | None = None) -> np.ndarray:
     """``count`` random inputs, shape ``(count, d_0, t)``: standard Gaussian or residues mod p."""
     if not isinstance(count, (int, np.integer)) or count < 1:
         raise ValueError(f"count must be a positive integer, got count={count!r}")
@@ -80,7 +83,7 @@ def random_inputs(arch: Architecture, count: int, rng=None, *, modulus: int | No
 
 
 def check_weights(arch: Architecture, weights) -> tuple[Layer, ...]:
-    """Return ``weights`` as a tuple of :class:`Layer` after checking their shapes against ``arch``."""
+    """``weights`` as a tuple of :class:`Layer`, after checking their shapes against ``arch``."""
     weights = tuple(weights)
     if len(weights) != arch.layers:
         raise ValueError(f"weights must have {arch.layers} layers, got {len(weights)}")
