@@ -26,8 +26,8 @@ class Dimension:
     ``rank``: the Jacobian rank on ``samples`` inputs (float, or exact mod ``modulus``; exact ranks
     are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
     directions at the same point (the symmetries, and :func:`degenerate_tangents`). ``stopped``:
-    why no more inputs were added
-    (``"met upper bound"``, ``"stopped growing"`` or ``"sample limit"``).
+    why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
+    ``"sample limit"``, or ``"exceeds upper bound"``: a float rank that counted rounding noise).
     """
 
     architecture: Architecture
@@ -100,7 +100,8 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
         found = float_rank(J) if not exact else None
         value = found.rank if found else exact_rank(J, p)
         settled = found is None or found.is_clear
-        stopped = ("met upper bound" if settled and value >= upper else
+        stopped = ("exceeds upper bound" if value > upper else
+                   "met upper bound" if settled and value == upper else
                    "stopped growing" if settled and value == previous else
                    "sample limit" if samples >= limit else None)
         if stopped:

@@ -93,7 +93,9 @@ def formula_dimension(arch: Architecture) -> Formula:
     ``b_i = min(b_i, 2 r_{i+1} + b_{i+1})`` (layer ``i+1`` reads only that many linear forms
     of its input: the rows of ``Q``, ``K`` and the part of ``V`` that later layers use).
     Softmax: the lightning value plus ``l`` (the paper's theorem for one layer, its conjecture
-    for deep networks). No formula for ``t = 1``, nor after an intermediate rank-one layer
+    for deep networks), also after a rank-one layer, whose softmax output is not rank one; for
+    ``t = 1`` the linear map ``V_l ... V_1`` of rank ``b = min d_i``: ``b (d_0 + d_l - b)``
+    [derived]. Lightning has no formula for ``t = 1``, nor after an intermediate rank-one layer
     followed by a layer of rank at least two.
 
     Examples
@@ -105,11 +107,18 @@ def formula_dimension(arch: Architecture) -> Formula:
     >>> formula_dimension(Architecture((5, 5, 5), (2, 2), normalization="softmax"))
     Formula(57, conjecture: lightning dimension + l)
     """
-    lightning = _lightning(dataclasses.replace(arch, normalization="lightning"))
-    if arch.is_lightning or lightning.value is None:
-        return lightning
+    if arch.is_lightning:
+        return _lightning(arch)
+    widths, ranks = arch.widths, arch.ranks
+    if arch.tokens == 1:
+        b = min(widths)
+        return Formula(b * (widths[0] + widths[-1] - b), "derived",
+                       "t = 1: every softmax weight is 1, the network is x -> V_l ... V_1 x")
     status = "paper" if arch.layers == 1 else "conjecture"
-    return Formula(lightning.value + arch.layers, status, "lightning dimension + l")
+    if _lightning(dataclasses.replace(arch, normalization="lightning")).value is None:
+        return Formula(_general(widths, ranks) + arch.layers, status,
+                       "general lightning formula + l (softmax tokens do not collapse)")
+    return Formula(_general(widths, ranks) + arch.layers, status, "lightning dimension + l")
 
 
 def span_dimension(d: int, d_out: int, tokens: int) -> int:

@@ -185,13 +185,15 @@ def _placer(arch: Architecture, rows: list):
 def sees_parallel_tokens(arch: Architecture) -> tuple[bool, ...]:
     """Per layer: whether all its input tokens are parallel, for every input [derived].
 
-    True when ``t = 1`` or an earlier layer has output rank one
-    (``min(a_j, d_{j-1}, d_j) = 1``): then ``Y^T A Y = c (y^T A y) c^T`` sees only ``sym(A)``.
+    True when ``t = 1``, when ``d_0 = 1``, or when an earlier layer's output has rank one: for
+    lightning ``min(a_j, d_j) = 1`` (the output ``V Y (Y^T A Y)`` has rank at most ``rk A``); for
+    softmax only ``d_j = 1`` (a softmax of a rank-one score matrix is not rank one). Such a layer
+    sees ``Y^T A Y = c (y^T A y) c^T``, that is only ``sym(A)``.
     """
-    flags, parallel = [], arch.tokens == 1
-    for a, d_in, d_out in zip(arch.ranks, arch.widths, arch.widths[1:]):
+    flags, parallel = [], arch.tokens == 1 or arch.widths[0] == 1
+    for a, d_out in zip(arch.ranks, arch.widths[1:]):
         flags.append(parallel)
-        parallel = parallel or min(a, d_in, d_out) == 1
+        parallel = parallel or d_out == 1 or (arch.is_lightning and a == 1)
     return tuple(flags)
 
 

@@ -76,7 +76,6 @@ def test_rank_one_collapse_has_no_formula_and_drops(widths, ranks, rank, certifi
 def test_one_token_is_degenerate():
     arch = Architecture((3, 3), (3,), tokens=1)
     assert formula_dimension(arch).value is None
-    assert formula_dimension(Architecture((3, 3), (3,), "softmax", 1)).value is None
     assert dimension(arch, rng=0).certified_dimension == 14
     assert formula_dimension(Architecture((3, 3), (3,))).value == 17
 
@@ -103,3 +102,28 @@ def test_span_dimension_against_sampled_functions(d, d_out, t, rng):
     X = random_inputs(arch, 4 * expected, rng)
     values = np.stack([forward(random_weights(arch, rng), X).ravel() for _ in range(2 * expected)])
     assert np.linalg.matrix_rank(values) == expected
+
+
+@pytest.mark.parametrize("widths, ranks", [((3, 3), (3,)), ((3, 2, 4), (2, 2)), ((4, 3, 5), (2, 3))])
+def test_softmax_with_one_token_is_linear(widths, ranks):
+    """t = 1: each softmax weight is 1, so the network is the linear map V_l ... V_1 [derived]."""
+    arch = Architecture(widths, ranks, "softmax", 1)
+    b = min(widths)
+    formula = formula_dimension(arch)
+    assert formula.value == b * (widths[0] + widths[-1] - b) and formula.status == "derived"
+    found = dimension(arch, rng=1)
+    assert found.rank == formula.value and found.float_rank.is_clear
+
+
+@pytest.mark.parametrize("widths, ranks", [((3, 3, 3), (1, 3)), ((3, 3, 2, 3), (1, 3, 5))])
+def test_softmax_does_not_collapse_after_a_rank_one_layer(widths, ranks):
+    arch = Architecture(widths, ranks, "softmax")
+    formula = formula_dimension(arch)
+    assert formula.status == "conjecture" and formula_dimension(Architecture(widths, ranks)).value is None
+    found = dimension(arch, rng=1)
+    assert found.rank == formula.value == found.upper_bound and found.float_rank.is_clear
+
+
+def test_a_float_rank_above_the_upper_bound_is_flagged():
+    found = dimension(Architecture((1, 1, 1), (1, 1), "softmax"), rng=0)
+    assert found.stopped == "exceeds upper bound" and found.rank > found.upper_bound
