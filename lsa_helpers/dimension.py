@@ -11,7 +11,7 @@ from .architecture import Architecture
 from .formulas import Formula, formula_dimension
 from .jacobian import check_modulus, jacobian
 from .rank import PRIME, FloatRank, exact_rank, float_rank
-from .symmetries import degenerate_tangents, symmetry_tangents
+from .symmetries import fiber_tangents
 from .weights import as_generator, random_inputs, random_weights
 
 __all__ = ["METHODS", "Dimension", "dimension"]
@@ -25,7 +25,7 @@ class Dimension:
 
     ``rank``: the Jacobian rank on ``samples`` inputs (float, or exact mod ``modulus``; exact ranks
     are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
-    directions at the same point (the symmetries, and :func:`degenerate_tangents`). ``stopped``:
+    directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``:
     why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
     ``"sample limit"``, or ``"exceeds upper bound"``: a float rank that counted rounding noise).
     """
@@ -87,9 +87,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     rng = as_generator(rng)
     rank = (lambda M: exact_rank(M, p)) if exact else (lambda M: float_rank(M).rank)
     weights = random_weights(arch, rng, modulus=p)
-    tangents = np.concatenate([symmetry_tangents(arch, weights, modulus=p),
-                               degenerate_tangents(arch, weights, modulus=p)])
-    upper = arch.parameter_count - rank(tangents)
+    upper = arch.parameter_count - rank(fiber_tangents(arch, weights, modulus=p))
     count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
     limit = max_samples or 40 * count
     samples, new, previous, J = 0, min(count, limit), -1, None

@@ -116,21 +116,18 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     >>> jacobian(arch, random_weights(arch, 0), random_inputs(arch, 4, 1)).shape
     (12, 6)
     """
-    weights = check_weights(arch, weights)
+    p = None if modulus is None else check_modulus(arch, modulus)
+    weights = check_weights(arch, weights, modulus=p)
     inputs = np.asarray(inputs, dtype=np.float64)
     expected = (arch.widths[0], arch.tokens)
     if inputs.ndim != 3 or inputs.shape[1:] != expected:
         raise ValueError(
             f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
     red = _identity
-    if modulus is not None:
-        p = check_modulus(arch, modulus)
-        if any(not np.array_equal(w, np.round(w)) for layer in weights for w in layer) or not (
-            np.array_equal(inputs, np.round(inputs))
-        ):
-            raise ValueError("weights and inputs must be integers when a modulus is given")
+    if p is not None:
+        if not np.array_equal(inputs, np.round(inputs)):
+            raise ValueError("inputs must be integers when a modulus is given")
         red = lambda x: _residues(x, p)  # noqa: E731
-        weights = tuple(Layer(*(red(w) for w in layer)) for layer in weights)
         inputs = red(inputs)
     values = [inputs]
     for layer in weights[:-1]:

@@ -20,6 +20,8 @@ __all__ = [
     "symmetry_tangents",
     "degenerate_tangents",
     "sees_parallel_tokens",
+    "width_tangents",
+    "fiber_tangents",
 ]
 
 
@@ -146,7 +148,7 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
     ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``, a basis of the tangent space of
     ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``. Each row lies in the kernel of the Jacobian.
     """
-    weights = check_weights(arch, weights)
+    weights = check_weights(arch, weights, modulus=modulus)
     rows = []
     block = _placer(arch, rows)
     for i, (Q, K, V) in enumerate(weights):
@@ -204,7 +206,7 @@ def degenerate_tangents(arch: Architecture, weights, *, modulus: int | None = No
     ``dQ_i = K_i (K_i^T K_i)^{-1} B`` moves ``A_i`` by any antisymmetric ``B`` and leaves the
     function unchanged. Mod ``p`` the inverse is taken mod ``p`` (no rows if it does not exist).
     """
-    weights = check_weights(arch, weights)
+    weights = check_weights(arch, weights, modulus=modulus)
     rows = [np.zeros((0, arch.parameter_count))]
     place = _placer(arch, rows)
     for i, ((Q, K, V), parallel) in enumerate(zip(weights, sees_parallel_tokens(arch))):
@@ -230,3 +232,106 @@ def _inverse(G: np.ndarray, modulus: int | None) -> np.ndarray | None:
     if M.det() == 0:
         return None
     return np.array([[int(x) for x in row] for row in M.inv().tolist()], dtype=np.float64)
+
+
+def _kernel(M: np.ndarray, modulus: int | None) -> np.ndarray:
+    """A basis of ``{x : M x = 0}``, one vector per row (float64 SVD, or exact mod ``modulus``)."""
+    rows, cols = M.shape
+    if modulus is None:
+        if rows == 0:
+            return np.eye(cols)
+        _, s, vt = np.linalg.svd(M)
+        cut = max(M.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
+        return vt[int(np.count_nonzero(s > cut)):]
+    if rows == 0:
+        return np.eye(cols)
+    basis, nullity = nmod_matrix(M, modulus).nullspace()
+    return np.array([[int(basis[r, c]) for r in range(cols)] for c in range(nullity)],
+                    dtype=np.float64).reshape(nullity, cols)
+
+
+def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+    """Fiber directions from width that nothing uses, one per row, in parameter coordinates [derived].
+
+    Two kinds, both exact fiber directions for every input:
+
+    - **unreached**: the tokens entering layer ``i >= 2`` lie in ``R_{i-1} = im(V_{i-1} ... V_1)``,
+      so a change ``w r^T`` of any row of ``Q_i``, ``K_i`` or ``V_i`` with ``r^T`` vanishing on
+      ``R_{i-1}`` changes nothing;
+    - **unread**: layer ``i + 1`` and the later layers read layer ``i``'s output only through the
+      linear forms ``F_i = span(rows of Q_{i+1}, K_{i+1}, F_{i+1} V_{i+1})`` (``F_l``: all forms), so
+      ``dV_i = n z^T`` with ``F_i n = 0`` changes nothing, for every ``z``.
+
+    Some of them are also symmetry directions (``GL_{d_i}``); stacked with
+    :func:`symmetry_tangents` they give the upper bound of
+    :func:`~lsa_helpers.dimension.dimension`. They exist only where a hidden layer is wider than what reaches it
+    (``d_i > min(d_0, ..., d_i)``) or than what is read from it; this is the width that the
+    effective widths of :func:`~lsa_helpers.formulas.formula_dimension` leave out. Valid for
+    lightning and softmax alike (both read a layer's input through ``Q Y``, ``K Y`` and ``V Y``).
+
+    Parameters
+    ----------
+    arch : Architecture
+    weights : sequence of (Q, K, V)
+        The point, with the shapes of ``arch``; integers when ``modulus`` is given.
+    modulus : int, optional
+        Compute the kernels exactly mod this prime (FLINT ``nullspace``); default float64 SVD.
+
+    Returns
+    -------
+    ndarray of shape (count, parameters)
+        One direction per row, in the coordinates of
+        :func:`~lsa_helpers.weights.weights_to_vector`; reduced mod ``modulus`` if given.
+
+    Raises
+    ------
+    ValueError
+        If the weights do not match ``arch``.
+
+    Examples
+    --------
+    >>> from lsa_helpers import Architecture, random_weights
+    >>> arch = Architecture((3, 3, 3), (2, 2))        # equal widths: no unused width
+    >>> width_tangents(arch, random_weights(arch, 0)).shape
+    (0, 42)
+    >>> arch = Architecture((5, 4, 1), (5, 1))        # layer 2 reads 3 forms of its 4-d input
+    >>> width_tangents(arch, random_weights(arch, 0)).shape
+    (5, 82)
+    """
+    weights = check_weights(arch, weights, modulus=modulus)
+    reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))  # noqa: E731
+    rows = [np.zeros((0, arch.parameter_count))]
+    place = _placer(arch, rows)
+    reach = np.eye(arch.widths[0])                      # P_{i-1} = V_{i-1} ... V_1
+    for i, layer in enumerate(weights):
+        if i:
+            unreached = _kernel(reach.T, modulus)       # r with r^T P_{i-1} = 0
+            for factor, w in enumerate(layer):
+                if len(unreached):
+                    values = np.zeros((w.shape[0], len(unreached)) + w.shape)
+                    for row in range(w.shape[0]):
+                        values[row, :, row, :] = unreached
+                    place(w.shape[0] * len(unreached), {(i, factor): values})
+        reach = reduce(layer.V @ reach)
+    forms = np.eye(arch.widths[-1])                     # F_l: every output is read
+    for i in range(arch.layers - 1, 0, -1):
+        Q, K, V = weights[i]
+        forms = reduce(np.vstack([Q, K, forms @ V]))    # F_{i}: what layers i+1.. read of Y_i
+        unread = _kernel(forms, modulus)
+        if len(unread):
+            d_in = weights[i - 1].V.shape[1]
+            place(len(unread) * d_in,
+                  {(i - 1, 2): np.einsum("nr,zs->nzrs", unread, np.eye(d_in))})
+    tangents = np.concatenate(rows)
+    return tangents if modulus is None else np.mod(tangents, modulus)
+
+
+def fiber_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+    """Every known fiber direction at ``weights``: symmetries, antisymmetric and width directions.
+
+    The rows of :func:`symmetry_tangents`, :func:`degenerate_tangents` and
+    :func:`width_tangents`, stacked; all lie in the kernel of the Jacobian at every point.
+    """
+    return np.concatenate([symmetry_tangents(arch, weights, modulus=modulus),
+                           degenerate_tangents(arch, weights, modulus=modulus),
+                           width_tangents(arch, weights, modulus=modulus)])

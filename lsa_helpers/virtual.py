@@ -6,9 +6,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .weights import Layer
+from .architecture import Architecture
+from .weights import Layer, check_weights
 
-__all__ = ["VirtualWeights", "virtual_weights", "value_free_forward"]
+__all__ = ["VirtualWeights", "virtual_weights", "value_free_forward", "virtual_jacobian"]
 
 
 class VirtualWeights(NamedTuple):
@@ -39,3 +40,51 @@ def value_free_forward(virtual: VirtualWeights, X) -> np.ndarray:
     for M in virtual.M:
         Y = (Y @ np.swapaxes(Y, -1, -2)) @ (M @ Y)
     return virtual.L @ Y
+
+
+def virtual_jacobian(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+    """Jacobian of ``W -> (M_1, ..., M_l, L)``, shape ``(l d_0^2 + d_l d_0, parameters)`` [derived].
+
+    Forward mode with all parameter directions at once, from ``P_0 = I``, ``P_i = V_i P_{i-1}``,
+    ``M_i = P_{i-1}^T A_i P_{i-1}``, ``L = P_l``::
+
+        dA_i = dK_i^T Q_i + K_i^T dQ_i,      dP_i = dV_i P_{i-1} + V_i dP_{i-1},
+        dM_i = dP_{i-1}^T A_i P_{i-1} + P_{i-1}^T dA_i P_{i-1} + P_{i-1}^T A_i dP_{i-1}.
+
+    Rows: the entries of ``M_1, ..., M_l`` and ``L``, each row-major; columns follow
+    :func:`~lsa_helpers.weights.weights_to_vector`. With ``modulus=p`` (integer weights) the result
+    is exact mod ``p``. Its rank is the dimension of the set of virtual weights; the
+    symmetries ``GL_{a_i}`` and ``GL_{d_i}`` lie in its kernel, so where the paper's theorem holds
+    (the fiber in ``(M, L)`` is an ``l``-dimensional torus) the rank is ``dim + l``.
+
+    Raises
+    ------
+    ValueError
+        If the weights do not match ``arch``.
+
+    Examples
+    --------
+    >>> from lsa_helpers import Architecture, random_weights
+    >>> arch = Architecture((3, 3, 3), (2, 2))
+    >>> virtual_jacobian(arch, random_weights(arch, 0)).shape
+    (27, 42)
+    """
+    weights = check_weights(arch, weights, modulus=modulus)
+    reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))  # noqa: E731
+    count, d0 = arch.parameter_count, arch.widths[0]
+    directions = iter(np.split(np.eye(count), np.cumsum(
+        [r * c for shapes in arch.layer_shapes for r, c in shapes])[:-1], axis=1))
+    P, dP = np.eye(d0), np.zeros((count, arch.widths[0], d0))
+    blocks = []
+    for Q, K, V in weights:
+        dQ, dK, dV = (next(directions).reshape(count, *w.shape) for w in (Q, K, V))
+        A = reduce(K.T @ Q)
+        dA = reduce(reduce(np.swapaxes(dK, 1, 2) @ Q) + reduce(K.T @ dQ))
+        AP = reduce(A @ P)
+        dM = (reduce(np.swapaxes(dP, 1, 2) @ AP) + reduce(P.T @ reduce(dA @ P))
+              + reduce(reduce(P.T @ A) @ dP))
+        blocks.append(reduce(dM).reshape(count, -1))
+        dP = reduce(reduce(dV @ P) + reduce(V @ dP))
+        P = reduce(V @ P)
+    blocks.append(dP.reshape(count, -1))
+    return np.concatenate(blocks, axis=1).T

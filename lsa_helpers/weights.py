@@ -82,8 +82,11 @@ def random_inputs(arch: Architecture, count: int, rng=None, *,
     return _draw(as_generator(rng), (count, arch.widths[0], arch.tokens), modulus, 1.0)
 
 
-def check_weights(arch: Architecture, weights) -> tuple[Layer, ...]:
-    """``weights`` as a tuple of :class:`Layer`, after checking their shapes against ``arch``."""
+def check_weights(arch: Architecture, weights, *, modulus: int | None = None) -> tuple[Layer, ...]:
+    """``weights`` as a tuple of :class:`Layer`, after checking their shapes against ``arch``.
+
+    With a ``modulus`` the weights must be integers; they are returned reduced mod ``modulus``.
+    """
     weights = tuple(weights)
     if len(weights) != arch.layers:
         raise ValueError(f"weights must have {arch.layers} layers, got {len(weights)}")
@@ -94,7 +97,13 @@ def check_weights(arch: Architecture, weights) -> tuple[Layer, ...]:
         if got != shapes:
             raise ValueError(f"layer {i} weights (Q, K, V) must have shapes {shapes}, got {got}")
         layers.append(Layer(*arrays))
-    return tuple(layers)
+    if modulus is None:
+        return tuple(layers)
+    if not isinstance(modulus, (int, np.integer)) or modulus < 2:
+        raise ValueError(f"modulus must be a prime integer >= 2, got modulus={modulus!r}")
+    if any(not np.array_equal(w, np.round(w)) for layer in layers for w in layer):
+        raise ValueError("weights must be integers when a modulus is given")
+    return tuple(Layer(*(np.mod(w, modulus) for w in layer)) for layer in layers)
 
 
 def weights_to_vector(weights) -> np.ndarray:

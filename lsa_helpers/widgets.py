@@ -11,7 +11,8 @@ from .forward import multiplication_counts
 from .symmetries import fiber_kind, function_distance, rank_one_swap
 from .weights import as_generator, layer_from_attention
 
-__all__ = ["polynomial_explorer", "fiber_explorer", "dimension_explorer"]
+__all__ = ["polynomial_explorer", "fiber_explorer", "dimension_explorer", "softmax_explorer",
+           "deep_explorer", "boundary_explorer"]
 
 
 def _sliders(**ranges):
@@ -129,3 +130,188 @@ def dimension_explorer(*, seed: int = 0):
         return facts
 
     return w.interactive(show, **_sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9), t=(1, 3, 4)))
+
+
+def softmax_explorer(*, seed: int = 0):
+    """Sliders for depth, width and rank: lightning (certified) against softmax (float) dimension.
+
+    Equal widths ``(w, ..., w)`` and ranks ``(a, ..., a)``, ``t = 3``. The difference is ``l``:
+    the paper's theorem for one layer, its conjecture for deep networks.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    def show(depth, width, rank):
+        lightning = Architecture((width,) * (depth + 1), (rank,) * depth)
+        softmax = Architecture(lightning.widths, lightning.ranks, normalization="softmax")
+        certified = dimension(lightning, rng=seed).certified_dimension
+        found = dimension(softmax, rng=seed).float_rank
+        formula = formula_dimension(softmax)
+        difference = None if certified is None else found.rank - certified
+        facts = {"parameters": lightning.parameter_count, "lightning": certified,
+                 "softmax": found.rank, "gap clear": found.is_clear, "difference": difference,
+                 "formula": formula.value, "status": formula.status}
+        print(f"widths={lightning.widths} ranks={lightning.ranks} t=3: "
+              f"{lightning.parameter_count} parameters")
+        print(f"  lightning, certified by exact bounds:  {certified}")
+        print(f"  softmax, float rank (gap {found.verdict}):   {found.rank}")
+        if difference is not None:
+            verdict = "= l, the number of layers" if difference == depth else "!= l"
+            print(f"  difference: {difference} {verdict}")
+        print(f"  formula lightning + l [{formula.status}]: {formula.value}")
+        if rank > width:
+            print(f"  (a = {rank} > d = {width}: the extra rank adds parameters, not dimension)")
+        fig, ax = plt.subplots(figsize=(6, 2.4))
+        labels = ["parameters", "lightning (certified)", "softmax (float rank)"]
+        values = [lightning.parameter_count, certified or 0, found.rank]
+        ax.barh(labels, values, color=["0.7", "C0", "C1"])
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v}", va="center")
+        ax.set_xlim(0, 1.2 * max(values))
+        ax.invert_yaxis()
+        ax.set_title(f"depth {depth}: softmax - lightning = {difference}")
+        plt.show()
+        return facts
+
+    return w.interactive(show, **_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)))
+
+
+def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
+    """Sliders for depth, widths ``d_0..d_3`` and ranks ``a_1..a_3`` of a deep lightning network.
+
+    Draws the parameter count as dimension + symmetry orbit + other fiber directions: the
+    formula (or, where none applies, the certified dimension), the rank of the symmetry tangents
+    at a random point, and the rest of ``parameters - dimension``. Up to ``certify_up_to``
+    parameters it also certifies the dimension (:func:`~lsa_helpers.dimension.dimension`);
+    beyond, formula only. Sliders past the depth are ignored.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from .rank import PRIME, exact_rank
+    from .symmetries import symmetry_tangents
+    from .weights import random_weights
+
+    def show(depth, d0, d1, d2, d3, a1, a2, a3):
+        arch = Architecture((d0, d1, d2, d3)[: depth + 1], (a1, a2, a3)[:depth])
+        formula = formula_dimension(arch)
+        weights = random_weights(arch, as_generator(seed), modulus=PRIME)
+        orbit = exact_rank(symmetry_tangents(arch, weights, modulus=PRIME), PRIME)
+        bounds = dimension(arch, rng=seed) if arch.parameter_count <= certify_up_to else None
+        certified = bounds.certified_dimension if bounds else None
+        dim = formula.value if formula.value is not None else certified
+        facts = {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+                 "formula": formula.value, "status": formula.status, "symmetry orbit": orbit,
+                 "lower": bounds.rank if bounds else None,
+                 "upper": bounds.upper_bound if bounds else None,
+                 "certified": certified, "dimension": dim,
+                 "other fiber": None if dim is None else arch.parameter_count - dim - orbit}
+        print(f"widths {arch.widths}, ranks {arch.ranks}: {arch.layers} layer(s), degree "
+              f"{arch.degree}, {arch.parameter_count} parameters")
+        print(f"  formula [{formula.status}]: {formula.value}" +
+              ("" if formula.value is not None else f"  ({formula.reason})"))
+        if bounds is None:
+            print(f"  certification skipped above {certify_up_to} parameters: formula only")
+        elif certified is not None:
+            print(f"  certified: lower bound {bounds.rank} = upper bound {bounds.upper_bound}")
+        else:
+            print(f"  not certified: {bounds.rank} <= dimension <= {bounds.upper_bound}")
+        if dim is None:
+            print("  no dimension known for this setting")
+        else:
+            print(f"  parameters - dimension = {arch.parameter_count - dim}: symmetry orbit {orbit}"
+                  f" + other fiber directions {facts['other fiber']}")
+        fig, ax = plt.subplots(figsize=(6.5, 1.7))
+        parts = ([("dimension", dim, "C0"), ("symmetry orbit", orbit, "0.6"),
+                  ("other fiber directions", facts["other fiber"], "C3")] if dim is not None
+                 else [("symmetry orbit", orbit, "0.6")])
+        left = 0
+        for label, value, color in parts:
+            ax.barh([0], [value], left=left, height=0.6, color=color, label=f"{label}: {value}")
+            left += value
+        ax.axvline(arch.parameter_count, color="k", lw=1)
+        ax.set(xlim=(0, 1.02 * arch.parameter_count), ylim=(-0.5, 0.5), yticks=[],
+               title=f"{arch.parameter_count} parameters")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=8, frameon=False)
+        fig.subplots_adjust(bottom=0.4, top=0.82)
+        plt.show()
+        return facts
+
+    return w.interactive(show, **_sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6),
+                                          d3=(1, 3, 6), a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6)))
+
+
+def boundary_explorer():
+    """Sliders for ``(alpha, beta, gamma)``: is ``[[alpha + beta, gamma], [gamma, alpha - beta]]``
+    some ``sym(z k^T)`` (``d = 2``)? Inside, on the boundary cone ``beta^2 + gamma^2 = alpha^2``, or
+    outside; drawn in the ``(beta, gamma)``-plane at height ``alpha`` and in a meridian plane.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from .identify import factor_quadric
+    from .singularities import quadratic_factor, slice_matrix, slice_position
+
+    def rounded(x, digits):
+        return round(float(x), digits) + 0.0  # no "-0.00"
+
+    colors = {"inside": "C2", "boundary": "C1", "outside": "C3"}
+    stories = {
+        "inside": "inside: S = sym(z k^T) with z not parallel to k (det S < 0)",
+        "boundary": "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
+                    "phi(X) = ||X^T k||^2 v q^T X",
+        "outside": "outside: S is definite, x^T S x has no real linear factors; not attained",
+    }
+
+    def show(alpha, beta, gamma):
+        S = slice_matrix(alpha, beta, gamma)
+        excess = beta**2 + gamma**2 - alpha**2
+        position = slice_position(alpha, beta, gamma)
+        facts = {"position": position, "det S": rounded(-excess, 6), "reproduced": None,
+                 "cos": None}
+        rows = "], [".join(", ".join(f"{rounded(x, 2):+.2f}" for x in row) for row in S)
+        print(f"S = [[{rows}]],  beta^2 + gamma^2 - alpha^2 = -det S = {rounded(excess, 3):+.3f}")
+        print(stories[position] if S.any() else "S = 0: the zero function, a boundary point")
+        if position == "outside":
+            sign = "positive" if alpha > 0 else "negative"
+            print(f"x^T S x is {sign} definite: it vanishes only at x = 0, so it is no product "
+                  "(z . x)(k . x)")
+        elif S.any():
+            z, k = factor_quadric(S)
+            reproduced = bool(np.allclose(quadratic_factor(z, k), S, rtol=0,
+                                          atol=1e-9 * np.abs(S).max()))
+            cos = abs(z @ k) / (np.linalg.norm(z) * np.linalg.norm(k))
+            facts.update(reproduced=reproduced, cos=rounded(cos, 3))
+            print(f"factors found by factor_quadric: sym(z k^T) = S: {reproduced};  "
+                  f"|cos angle(z, k)| = {rounded(cos, 3):.3f}")
+        fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
+        theta = np.linspace(0, 2 * np.pi, 200)
+        a = abs(alpha)
+        left.fill(a * np.cos(theta), a * np.sin(theta), color="C3", alpha=0.15, lw=0)
+        left.plot(a * np.cos(theta), a * np.sin(theta), "k", lw=1.2, label="boundary: det S = 0")
+        rho = np.sqrt(1 + alpha**2)
+        left.plot(rho * np.cos(theta), rho * np.sin(theta), "k--", lw=0.8,
+                  label="hyperboloid det S = -1")
+        left.plot(beta, gamma, "o", color=colors[position], ms=9)
+        left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ",  # no mathtext:
+                 title=f"the plane α = {rounded(alpha, 2):.2f} (shaded: not attained)")  # faster
+        left.legend(fontsize=7, loc="lower left")
+        r = np.linspace(0, 3, 50)
+        right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
+        right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
+        right.plot(r, r, "k", lw=1.2)
+        right.plot(r, -r, "k", lw=1.2)
+        s = np.linspace(-3, 3, 100)
+        right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
+        right.plot(np.hypot(beta, gamma), alpha, "o", color=colors[position], ms=9)
+        right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal",
+                  xlabel="√(β² + γ²)", ylabel="α",
+                  title="a meridian: the cone is 2 lines")
+        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.9, wspace=0.25)  # fast layout
+        plt.show()
+        return facts
+
+    sliders = {name: w.FloatSlider(value=value, min=-2.0, max=2.0, step=0.05, description=name,
+                                   continuous_update=False)
+               for name, value in (("alpha", 0.5), ("beta", 1.0), ("gamma", 0.0))}
+    return w.interactive(show, **sliders)

@@ -57,7 +57,9 @@ def test_batched_rows_are_per_input(rng):
      "modulus must satisfy 9 * (modulus - 1)^2 < 2^53 for exact float64 products, got modulus=1099511627791"),
     (lambda a, w, X: jacobian(a, w, X, modulus=1), "modulus must be a prime integer >= 2, got modulus=1"),
     (lambda a, w, X: jacobian(a, w, X + 0.5, modulus=PRIME),
-     "weights and inputs must be integers when a modulus is given"),
+     "inputs must be integers when a modulus is given"),
+    (lambda a, w, X: jacobian(a, [[x + 0.5 for x in w[0]]], X, modulus=PRIME),
+     "weights must be integers when a modulus is given"),
     (lambda a, w, X: jacobian(a, w, X[:, :2]), "inputs must have shape (N, 3, 3), got (2, 2, 3)"),
     (lambda a, w, X: jacobian(a, w[0][:2], X), "weights must have 1 layers, got 2"),
 ])

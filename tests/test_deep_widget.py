@@ -1,0 +1,62 @@
+import logging
+
+import matplotlib
+import pytest
+
+from lsa_helpers.widgets import deep_explorer
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def set_and_run(widget, caplog, **values):
+    sliders = {child.description: child for child in widget.children[:-1]}
+    with caplog.at_level(logging.ERROR):
+        for name, value in values.items():
+            sliders[name].value = value
+        widget.update()
+    assert "Exception in interact callback" not in caplog.text
+    return widget.result
+
+
+def test_default_state():
+    result = deep_explorer(seed=2025).result
+    assert result["widths"] == (4, 3, 4) and result["ranks"] == (2, 2)
+    assert (result["parameters"], result["formula"], result["certified"]) == (52, 33, 33)
+    assert result["symmetry orbit"] == 2 * 2 + 2 * 2 + 3 * 3 + 2 and result["other fiber"] == 0
+
+
+@pytest.mark.parametrize("values, expected", [
+    (dict(depth=2, d0=4, d1=6, d2=4, a1=2, a2=2),                  # wider hidden layer adds nothing
+     dict(parameters=88, formula=38, certified=38, dimension=38)),
+    (dict(depth=2, d0=3, d1=3, d2=3, a1=1, a2=3),                  # rank-one collapse
+     dict(formula=None, certified=18, dimension=18, **{"other fiber": 3})),
+    (dict(depth=2, d0=3, d1=3, d2=3, a1=1, a2=2),                  # bounds that do not meet
+     dict(formula=None, lower=18, upper=20, certified=None, dimension=None)),
+    (dict(depth=2, d0=5, d1=4, d2=1, a1=5, a2=1),                  # layer 2 reads 3 forms
+     dict(formula=37, certified=37, **{"other fiber": 1})),
+    (dict(depth=3, d0=6, d1=6, d2=6, d3=6, a1=6, a2=6, a3=6),      # maxima: formula only
+     dict(parameters=324, formula=141, certified=None, lower=None, dimension=141)),
+    (dict(depth=1, d0=1, d1=1, d2=1, d3=1, a1=1, a2=1, a3=1),      # minima
+     dict(widths=(1, 1), parameters=3, formula=1, certified=1)),
+    (dict(depth=3, d0=4, d1=4, d2=4, d3=4, a1=2, a2=3, a3=2),
+     dict(parameters=104, formula=52, certified=52, **{"symmetry orbit": 52})),
+])
+def test_deep_explorer(values, expected, caplog):
+    result = set_and_run(deep_explorer(seed=2025), caplog, **values)
+    for key, value in expected.items():
+        assert result[key] == value, key
+    if result["dimension"] is not None:
+        assert result["dimension"] + result["symmetry orbit"] + result["other fiber"] == result["parameters"]
+
+
+def test_out_of_range_values_clamp(caplog):
+    widget = deep_explorer()
+    result = set_and_run(widget, caplog, depth=9, d0=0, a1=-3)
+    assert widget.children[0].value == 3 and result["widths"][0] == 1 and result["ranks"][0] == 1
