@@ -1,0 +1,58 @@
+import logging
+
+import matplotlib
+import pytest
+
+from lsa_helpers import Architecture, formula_dimension
+from lsa_helpers.widgets import softmax_explorer
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
+def set_and_run(widget, caplog, **values):
+    sliders = {child.description: child for child in widget.children[:-1]}
+    with caplog.at_level(logging.ERROR):
+        for name, value in values.items():
+            sliders[name].value = value
+        widget.update()
+    assert "Exception in interact callback" not in caplog.text
+    return widget.result
+
+
+@pytest.mark.parametrize("depth, width, rank, lightning", [
+    (1, 3, 2, 16),     # the default: one layer, (d, d', a) = (3, 3, 2)
+    (1, 2, 1, 6),      # every slider at its minimum
+    (2, 5, 5, 73),     # every slider at its maximum
+    (2, 3, 2, 23),     # the paper's experiment at width 3 (softmax: 25)
+    (2, 2, 5, 10),     # a > d: extra rank adds no dimension
+])
+def test_softmax_adds_one_dimension_per_layer(depth, width, rank, lightning, caplog):
+    result = set_and_run(softmax_explorer(), caplog, depth=depth, width=width, rank=rank)
+    arch = Architecture((width,) * (depth + 1), (rank,) * depth, normalization="softmax")
+    assert result["parameters"] == arch.parameter_count
+    assert result["lightning"] == lightning
+    assert result["softmax"] == lightning + depth == result["formula"] == formula_dimension(arch).value
+    assert result["difference"] == depth and result["gap clear"]
+    assert result["status"] == ("paper" if depth == 1 else "conjecture")
+
+
+def test_softmax_explorer_clamps_out_of_range(caplog):
+    widget = softmax_explorer(seed=2025)
+    result = set_and_run(widget, caplog, depth=9, width=-1, rank=0)
+    assert [child.value for child in widget.children[:-1]] == [2, 2, 1]
+    assert result["difference"] == 2 and result["gap clear"]
+
+
+def test_softmax_explorer_prints_verdicts_not_digits(caplog, capsys):
+    widget = softmax_explorer(seed=2025)
+    capsys.readouterr()
+    set_and_run(widget, caplog, depth=2, width=4, rank=2)
+    printed = capsys.readouterr().out
+    assert "gap clear" in printed and "difference: 2 = l" in printed and "e+" not in printed
