@@ -179,11 +179,13 @@ def recover_attention(black_box: Callable, V, *, tokens: int = 3, samples: int |
         rest = out[:, :, column] - query @ V.T               # w V (other - query)
         w = np.einsum("ns,ns->n", u, rest) / np.einsum("ns,ns->n", u, u)
         if not np.all((w > 0) & (w < 1)):
+            bad = w[(w <= 0) | (w >= 1)][0]
             raise ValueError("black_box is not a softmax self-attention layer with values V: "
-                             f"attention weights outside (0, 1), e.g. {w[(w <= 0) | (w >= 1)][0]!r}")
+                             f"attention weights outside (0, 1), e.g. {bad!r}")
         logits.append(np.log(w) - np.log1p(-w) + offset)
         rows.append(np.einsum("ni,nj->nij", other - query, query).reshape(samples, d * d))
-    return np.linalg.lstsq(np.concatenate(rows), np.concatenate(logits), rcond=None)[0].reshape(d, d)
+    solution = np.linalg.lstsq(np.concatenate(rows), np.concatenate(logits), rcond=None)[0]
+    return solution.reshape(d, d)
 
 
 def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng=None,

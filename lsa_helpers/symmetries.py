@@ -251,7 +251,7 @@ def _kernel(M: np.ndarray, modulus: int | None) -> np.ndarray:
 
 
 def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
-    """Fiber directions from width that nothing uses, one per row, in parameter coordinates [derived].
+    """Fiber directions from width that nothing uses, one per row, in parameters [derived].
 
     Two kinds, both exact fiber directions for every input:
 
@@ -259,14 +259,14 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
       so a change ``w r^T`` of any row of ``Q_i``, ``K_i`` or ``V_i`` with ``r^T`` vanishing on
       ``R_{i-1}`` changes nothing;
     - **unread**: layer ``i + 1`` and the later layers read layer ``i``'s output only through the
-      linear forms ``F_i = span(rows of Q_{i+1}, K_{i+1}, F_{i+1} V_{i+1})`` (``F_l``: all forms), so
+      linear forms ``F_i = span(rows of Q_{i+1}, K_{i+1}, F_{i+1} V_{i+1})`` (``F_l``: all), so
       ``dV_i = n z^T`` with ``F_i n = 0`` changes nothing, for every ``z``.
 
     Some of them are also symmetry directions (``GL_{d_i}``); stacked with
     :func:`symmetry_tangents` they give the upper bound of
-    :func:`~lsa_helpers.dimension.dimension`. They exist only where a hidden layer is wider than what reaches it
-    (``d_i > min(d_0, ..., d_i)``) or than what is read from it; this is the width that the
-    effective widths of :func:`~lsa_helpers.formulas.formula_dimension` leave out. Valid for
+    :func:`~lsa_helpers.dimension.dimension`. They exist only where a hidden layer is wider than
+    what reaches it (``d_i > min(d_0, ..., d_i)``) or than what is read from it: the width that
+    the effective widths of :func:`~lsa_helpers.formulas.formula_dimension` leave out. Valid for
     lightning and softmax alike (both read a layer's input through ``Q Y``, ``K Y`` and ``V Y``).
 
     Parameters

@@ -43,7 +43,8 @@ def polynomial_explorer():
         ts = np.unique(np.geomspace(1, 4096, 40).astype(int))
         fig, ax = plt.subplots(figsize=(6, 3))
         for order, style in (("quadratic", "C3"), ("linear", "C0")):
-            ax.loglog(ts, [multiplication_counts(d, d_out, a, s)[order] for s in ts], style, label=order)
+            counts = [multiplication_counts(d, d_out, a, s)[order] for s in ts]
+            ax.loglog(ts, counts, style, label=order)
         ax.axvline(t, color="0.6", lw=1)
         ax.set(xlabel="tokens t", ylabel="multiplications", title="cost of one layer")
         ax.legend()
@@ -113,7 +114,8 @@ def dimension_explorer(*, seed: int = 0):
         facts = {"parameters": arch.parameter_count, "formula": formula.value,
                  "float rank": floating.rank, "gap clear": floating.is_clear,
                  "exact rank": exact.rank, "certified": exact.certified_dimension}
-        print(f"{arch}:  formula [{formula.status}] {formula.value}   "
+        print(f"{arch}:  {arch.parameter_count} parameters   "
+              f"formula [{formula.status}] {formula.value}   "
               f"float rank {floating.rank} (gap {floating.gap:.1e}, {floating.verdict})   "
               f"exact rank {exact.rank}   certified {exact.certified_dimension}")
         if formula.value is None:
