@@ -15,3 +15,6 @@ from .formulas import *  # noqa: F401,F403
 from .dimension import *  # noqa: F401,F403
 from .experiments import *  # noqa: F401,F403
 from .identify import *  # noqa: F401,F403
+from .data import *  # noqa: F401,F403
+from .softmax import *  # noqa: F401,F403
+from .singularities import *  # noqa: F401,F403

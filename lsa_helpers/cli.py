@@ -1,4 +1,4 @@
-"""Command line: ``python -m lsa_helpers dimension ...`` and ``reproduce softmax-conjecture``."""
+"""Command line: ``python -m lsa_helpers dimension|reproduce|data ...``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 from .architecture import Architecture
+from .data import build_data
 from .dimension import METHODS, dimension
 from .experiments import reproduce_softmax_conjecture
 
@@ -52,6 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("experiment", choices=["softmax-conjecture"])
     rep.add_argument("--seed", type=int, default=0)
     rep.add_argument("--json", action="store_true")
+    data = commands.add_parser("data", help="rebuild the precomputed tables of data/")
+    data.add_argument("action", choices=["build"])
+    data.add_argument("--seed", type=int, default=0)
+    data.add_argument("--folder", default=None, help="where to write (default: data/)")
     return parser
 
 
@@ -89,11 +94,21 @@ def _reproduce(args) -> str:
     return "\n".join(lines)
 
 
+def _data(args) -> str:
+    try:
+        summary = build_data(args.folder, seed=args.seed)
+    except OSError as error:
+        raise ValueError(f"cannot write the tables: {error}") from None
+    lines = [f"{name}.csv: {rows} rows" for name, rows in summary["rows"].items()]
+    return "\n".join([*lines, f"wrote {summary['folder']} in {summary['seconds']['total']} s"])
+
+
 def main(argv=None) -> int:
     """Run the command line; bad input prints one line to stderr and returns 2."""
     try:
         args = _parser().parse_args(argv)
-        print(_dimension(args) if args.command == "dimension" else _reproduce(args))
+        run = {"dimension": _dimension, "reproduce": _reproduce, "data": _data}[args.command]
+        print(run(args))
     except ValueError as error:
         print(f"lsa_helpers: error: {error}", file=sys.stderr)
         return 2

@@ -27,7 +27,8 @@ class Dimension:
     are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
     directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``:
     why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
-    ``"sample limit"``, or ``"exceeds upper bound"``: a float rank that counted rounding noise).
+    ``"sample limit"``, or ``"exceeds upper bound"``: a float rank with a clear gap that still
+    counted rounding noise).
     """
 
     architecture: Architecture
@@ -98,7 +99,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
         found = float_rank(J) if not exact else None
         value = found.rank if found else exact_rank(J, p)
         settled = found is None or found.is_clear
-        stopped = ("exceeds upper bound" if value > upper else
+        stopped = ("exceeds upper bound" if settled and value > upper else
                    "met upper bound" if settled and value == upper else
                    "stopped growing" if settled and value == previous else
                    "sample limit" if samples >= limit else None)

@@ -69,3 +69,50 @@ def test_bad_input_from_the_shell_has_no_traceback():
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert run().returncode == 2 and run("reproduce", "nothing").returncode == 2
+
+
+def test_data_build_passes_seed_and_folder(tmp_path, monkeypatch, capsys):
+    from lsa_helpers import cli
+
+    calls = []
+
+    def fake_build(folder, *, seed):
+        calls.append((folder, seed))
+        return {"folder": folder, "rows": {"atlas": 2, "softmax_conjecture": 1},
+                "seconds": {"total": 0.5}}
+
+    monkeypatch.setattr(cli, "build_data", fake_build)
+    assert main(["data", "build", "--seed", "4", "--folder", str(tmp_path)]) == 0
+    assert calls == [(str(tmp_path), 4)]
+    assert capsys.readouterr().out == ("atlas.csv: 2 rows\nsoftmax_conjecture.csv: 1 rows\n"
+                                       f"wrote {tmp_path} in 0.5 s\n")
+    assert main(["data", "build"]) == 0 and calls[-1] == (None, 0)
+
+
+@pytest.mark.parametrize("error, message", [
+    (ValueError("atlas: formula dimension 17 (paper) disagrees with the exact rank 16"),
+     "atlas: formula dimension 17 (paper) disagrees with the exact rank 16"),
+    (PermissionError(13, "Permission denied", "/data/atlas.csv"),
+     "cannot write the tables: [Errno 13] Permission denied: '/data/atlas.csv'"),
+])
+def test_data_build_failure_is_one_line(error, message, monkeypatch, capsys):
+    from lsa_helpers import cli
+
+    def failing_build(folder, *, seed):
+        raise error
+
+    monkeypatch.setattr(cli, "build_data", failing_build)
+    assert main(["data", "build"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"lsa_helpers: error: {message}\n" and captured.out == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["data"], "the following arguments are required: action"),
+    (["data", "check"], "argument action: invalid choice: 'check' (choose from 'build')"),
+    (["data", "build", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
+])
+def test_data_bad_input_is_one_line_and_exit_2(args, message, capsys):
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"lsa_helpers: error: {message}\n" and captured.out == ""

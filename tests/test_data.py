@@ -1,0 +1,269 @@
+import hashlib
+import io
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from lsa_helpers import Architecture, atlas_row, build_data, load_table, write_atomic
+from lsa_helpers.data import CHECKSUMS, DATA_DIR, TABLES, _Progress
+
+PAPER_EXPECTED = [25, 40, 57, 76, 97, 120, 145, 172]  # the paper's table, widths 3 to 10
+RECOMPUTED = ["kind", "rank_one_intermediate", "parameters", "formula_dimension", "formula_status",
+              "float_rank", "float_verdict", "float_samples", "float_stopped", "exact_rank",
+              "upper_bound", "certified_dimension", "exact_samples", "exact_stopped",
+              "softmax_formula_dimension", "softmax_formula_status", "softmax_rank",
+              "softmax_verdict", "softmax_samples", "softmax_stopped", "softmax_upper_bound"]
+
+
+def sha256(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_shipped_checksums_match():
+    listed = dict(reversed(line.split("  ", 1)) for line in
+                  (DATA_DIR / CHECKSUMS).read_text().splitlines())
+    assert set(listed) == {table.filename for table in TABLES.values()}
+    for filename, digest in listed.items():
+        assert sha256(DATA_DIR / filename) == digest, filename
+
+
+@pytest.mark.parametrize("name", list(TABLES))
+def test_shipped_tables_load_with_their_schema(name):
+    rows = load_table(name)
+    assert rows and all(type(r) is TABLES[name].record for r in rows)
+    assert [f for f in type(rows[0]).__dataclass_fields__] == [c.name for c in
+                                                               TABLES[name].columns]
+
+
+def test_atlas_formulas_agree_with_exact_ranks():
+    rows = load_table("atlas")
+    with_formula = [r for r in rows if r.formula_dimension is not None]
+    assert len(with_formula) > 1000
+    assert all(r.formula_dimension == r.exact_rank <= r.upper_bound for r in with_formula)
+    assert all(r.certified_dimension in (None, r.exact_rank) for r in rows)
+    assert all(r.float_rank == r.exact_rank and r.float_verdict == "clear" for r in rows)
+    assert {r.kind for r in rows} == set(TABLES["atlas"].columns[0].choices)
+    assert {r.layers for r in rows} == {1, 2, 3} and {r.tokens for r in rows} == {1, 2, 3}
+
+
+def test_paper_reproduction_finds_the_papers_dimensions():
+    rows = load_table("softmax_conjecture")
+    assert [r.width for r in rows] == list(range(3, 11))
+    assert [r.expected_dimension for r in rows] == PAPER_EXPECTED
+    assert [r.jacobian_rank for r in rows] == PAPER_EXPECTED
+    assert all(r.trials_right == r.trials_clear == r.trials == len(r.trial_ranks) for r in rows)
+    assert [r.trials for r in rows] == [5] * 7 + [8]
+
+
+def test_extension_is_clear_everywhere():
+    rows = load_table("softmax_conjecture_extension")
+    assert {(r.layers, r.attention_rank) for r in rows} == {(3, a) for a in (1, 2, 3, 4)}
+    assert max(r.width for r in rows) == 12
+    assert all(r.jacobian_rank == r.expected_dimension and r.smallest_gap >= 1e4 for r in rows)
+
+
+def test_seeded_slice_of_the_atlas_recomputes():
+    """Integers and verdicts, not gap digits; small rows away from the verdict threshold."""
+    rows = [r for r in load_table("atlas") if r.parameters <= 150
+            and all(g >= 1e5 for g in (r.float_gap, r.softmax_gap))]
+    picked = np.random.default_rng(2025).choice(len(rows), size=5, replace=False)
+    for row in (rows[i] for i in picked):
+        arch = Architecture(row.widths, row.ranks, row.normalization, row.tokens)
+        fresh = atlas_row(arch, row.seed)
+        assert {k: fresh[k] for k in RECOMPUTED} == {k: getattr(row, k) for k in RECOMPUTED}, arch
+
+
+# --- the loader's errors, on copies -------------------------------------------------------------
+
+@pytest.fixture
+def copy(tmp_path):
+    for name in [*(t.filename for t in TABLES.values()), CHECKSUMS]:
+        shutil.copy(DATA_DIR / name, tmp_path / name)
+    return tmp_path
+
+
+def resign(folder):
+    """Rewrite SHA256SUMS so that only the schema checks can catch a change."""
+    (folder / CHECKSUMS).write_text("".join(
+        f"{sha256(folder / t.filename)}  {t.filename}\n" for t in TABLES.values()))
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_copies_load_like_the_originals(copy):
+    assert load_table("atlas", folder=copy) == load_table("atlas")
+
+
+def test_corrupted_file_is_refused(copy):
+    path = copy / "atlas.csv"
+    edit(path, ",clear,", ",UNCLEAR,")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: checksum does not match SHA256SUMS")):
+        load_table("atlas", folder=copy)
+
+
+def test_truncated_file_is_refused(copy):
+    path = copy / "softmax_conjecture.csv"
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match=re.escape(f"{path}: checksum does not match")):
+        load_table("softmax_conjecture", folder=copy)
+    resign(copy)  # the cut falls inside a row: that row is short
+    lines = path.read_text().splitlines()
+    cells = len(lines[-1].split(","))
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}: line {len(lines)} has {cells} cells, expected 16")):
+        load_table("softmax_conjecture", folder=copy)
+
+
+def test_wrong_column_is_refused(copy):
+    path = copy / "atlas.csv"
+    edit(path, "exact_rank,", "rank,")
+    resign(copy)
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}: columns do not match the atlas schema: missing ['exact_rank'], "
+            "unexpected ['rank']")):
+        load_table("atlas", folder=copy)
+
+
+def test_columns_in_the_wrong_order_are_refused(copy):
+    path = copy / "softmax_conjecture.csv"
+    edit(path, "width,layers,", "layers,width,")
+    resign(copy)
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}: columns do not match the softmax_conjecture schema: wrong order")):
+        load_table("softmax_conjecture", folder=copy)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("\n3,2,2,3,42,25,", "\n3,2,2,3,4x,25,",
+     "line 2, column 'parameters': expected an integer, got '4x'"),
+    (",clear,", ",fine,", "column 'verdict': expected one of ('clear', 'UNCLEAR'), got 'fine'"),
+    ("\n3,2,2,3,42,25,250,5,25,", "\n3,2,2,3,42,25,250,5,25,-",
+     "line 2, column 'gap': expected a non-negative number or inf, got '-"),
+    ('"25,25,25,25,25"', '"25,25,x"',
+     "column 'trial_ranks': expected comma-separated positive integers, got '25,25,x'"),
+])
+def test_bad_value_is_refused(copy, old, new, message):
+    path = copy / "softmax_conjecture.csv"
+    edit(path, old, new)
+    resign(copy)
+    with pytest.raises(ValueError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
+        load_table("softmax_conjecture", folder=copy)
+
+
+def test_empty_cell_where_a_value_is_required(copy):
+    path = copy / "softmax_conjecture.csv"
+    edit(path, "\n3,2,2,3,42,25,", "\n3,2,2,3,,25,")
+    resign(copy)
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}: line 2, column 'parameters': expected an integer, got ''")):
+        load_table("softmax_conjecture", folder=copy)
+
+
+def test_missing_or_unlisted_checksums_are_refused(copy):
+    path = copy / "atlas.csv"
+    (copy / CHECKSUMS).write_text(f"{sha256(path)}  other.csv\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: not listed in {copy / CHECKSUMS}")):
+        load_table("atlas", folder=copy)
+    (copy / CHECKSUMS).unlink()
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}: cannot verify it, {copy / CHECKSUMS} does not exist")):
+        load_table("atlas", folder=copy)
+
+
+def test_unknown_table_and_missing_file(tmp_path):
+    with pytest.raises(ValueError, match=re.escape(
+            "name must be one of ('atlas', 'softmax_conjecture', "
+            "'softmax_conjecture_extension'), got 'atlas.csv'")):
+        load_table("atlas.csv")
+    with pytest.raises(FileNotFoundError, match=re.escape(
+            f"{tmp_path / 'atlas.csv'}: no such file (build it with "
+            "`python -m lsa_helpers data build`)")):
+        load_table("atlas", folder=tmp_path)
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+def interrupted(lines):
+    yield from lines
+    raise KeyboardInterrupt("stopped mid-write")
+
+
+def test_atomic_writer_leaves_the_old_file_when_interrupted(tmp_path):
+    path = write_atomic(tmp_path / "table.csv", ["a,b\n", "1,2\n"])
+    with pytest.raises(KeyboardInterrupt):
+        write_atomic(path, interrupted(["a,b\n", "3,4\n"]))
+    assert path.read_text() == "a,b\n1,2\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]
+
+
+def test_atomic_writer_creates_nothing_when_interrupted(tmp_path):
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_atomic(tmp_path / "new.csv", (_ for _ in ()).throw(RuntimeError("disk full")))
+    assert list(tmp_path.iterdir()) == []
+
+
+SMALL = {"atlas": [Architecture((3, 3), (3,)), Architecture((2, 2, 2), (1, 2))],
+         "paper": {"widths": [3], "trials": 1, "samples": 20},
+         "extension": {"widths": (3,), "ranks": (1, 2), "layers": 3, "samples": 20, "trials": 1,
+                       "trials_at_10": 1},
+         "workers": 1, "progress": False}
+
+
+def test_small_build_round_trip(tmp_path):
+    summary = build_data(tmp_path, seed=3, **SMALL)
+    assert summary["rows"] == {"atlas": 2, "softmax_conjecture": 1,
+                               "softmax_conjecture_extension": 2}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [*(t.filename for t in TABLES.values()), CHECKSUMS, "README.md"])
+    atlas = load_table("atlas", folder=tmp_path)
+    assert [(r.widths, r.exact_rank, r.seed) for r in atlas] == [((3, 3), 17, 3),
+                                                                ((2, 2, 2), 8, 3)]
+    assert atlas[1].formula_dimension is None and atlas[1].rank_one_intermediate
+    extension = load_table("softmax_conjecture_extension", folder=tmp_path)
+    assert [(r.attention_rank, r.expected_dimension) for r in extension] == [(1, 24), (2, 33)]
+    readme = (tmp_path / "README.md").read_text()
+    assert "python -m lsa_helpers data build --seed 3" in readme
+    assert "## `atlas.csv` (2 rows)" in readme
+
+
+def test_build_stops_when_a_formula_disagrees(tmp_path, monkeypatch):
+    from lsa_helpers import data
+
+    true_row = data.atlas_row
+
+    def off_by_one(arch, seed=0):
+        return {**true_row(arch, seed), "exact_rank": 16}
+
+    monkeypatch.setattr(data, "atlas_row", off_by_one)
+    with pytest.raises(ValueError, match=re.escape(
+            "atlas: formula dimension 17 (paper) disagrees with the exact rank 16 at "
+            "widths=(3, 3) ranks=(3,) t=3 (seed 0)")):
+        build_data(tmp_path, **SMALL)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_progress_bar_is_plain_text():
+    stream = io.StringIO()
+    bar = _Progress("atlas", 4, stream, width=8)
+    for done in range(5):
+        bar(done)
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("atlas") and "[########] 4/4" in lines[-1]
+    assert "[####....] 2/4" in stream.getvalue() and "\r" not in stream.getvalue()
+
+
+def test_records_are_frozen_and_pickle():
+    import dataclasses
+    import pickle
+
+    row = load_table("softmax_conjecture")[0]
+    assert pickle.loads(pickle.dumps(row)) == row
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        row.width = 4
