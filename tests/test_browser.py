@@ -37,7 +37,7 @@ SECOND = next(name for name in ("04_deep_networks.ipynb", "02_fibers_and_identif
               if (NOTEBOOKS / name).exists())
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
-START = 60     # seconds: server up; JupyterLab loaded with the notebook's kernel idle
+START = 180    # seconds: server up; JupyterLab loaded with the notebook's kernel idle
 RUN_ALL = 120  # seconds: all cells of one notebook
 WIDGET = 30    # seconds: any other wait (a menu, a widget rendering or reacting to a slider)
 
@@ -119,6 +119,10 @@ def _write_settings(settings_dir):
 def lab(tmp_path_factory):
     """JupyterLab on a copy of notebooks/: yields ``(url, token)``, then stops it, kernels too."""
     psutil = pytest.importorskip("psutil")
+    # A fresh environment compiles its bytecode and builds matplotlib's font cache on first use:
+    # do it here, so the kernel's first start is not counted against the waits below.
+    subprocess.run([sys.executable, "-c", "import ipykernel, ipywidgets, matplotlib.pyplot, "
+                    "lsa_helpers.widgets"], check=True, timeout=600)
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
     shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
