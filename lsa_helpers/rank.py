@@ -55,8 +55,6 @@ def float_rank(M) -> FloatRank:
     """Rank of ``M`` by SVD after scaling rows and columns to unit norm (which keeps the rank).
 
     Singular values above ``max(M.shape) * eps * s_max`` count, as in ``numpy.linalg.matrix_rank``.
-    A row or column whose norm is below that tolerance times the largest is left unscaled: it is
-    indistinguishable from rounding noise, and scaling it up would count the noise.
 
     Examples
     --------
@@ -67,8 +65,8 @@ def float_rank(M) -> FloatRank:
     if M.ndim != 2 or not np.all(np.isfinite(M)):
         raise ValueError(f"M must be a finite 2-D array, got shape {M.shape}")
     tolerance = max(M.shape) * np.finfo(np.float64).eps
-    M = M / _norms(M, 1, tolerance)[:, None]
-    M /= _norms(M, 0, tolerance)
+    M = M / _norms(M, axis=1)[:, None]
+    M /= _norms(M, axis=0)
     s = np.linalg.svd(M, compute_uv=False)
     if s.size == 0 or s[0] == 0:
         return FloatRank(0, 0.0, None, tolerance)
@@ -78,10 +76,10 @@ def float_rank(M) -> FloatRank:
     return FloatRank(rank, float(s[rank - 1]), dropped, tolerance)
 
 
-def _norms(M: np.ndarray, axis: int, tolerance: float) -> np.ndarray:
-    """Euclidean norms along ``axis``; 1 for those below ``tolerance`` times the largest."""
+def _norms(M: np.ndarray, axis: int) -> np.ndarray:
+    """Euclidean norms along ``axis``, with 1 in place of 0."""
     norms = np.sqrt(np.einsum("ij,ij->j" if axis == 0 else "ij,ij->i", M, M))
-    return np.where(norms > tolerance * norms.max(initial=0.0), norms, 1.0)
+    return np.where(norms == 0, 1.0, norms)
 
 
 def exact_rank(M, modulus: int = PRIME) -> int:
