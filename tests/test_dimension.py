@@ -1,5 +1,6 @@
 import re
 
+import numpy as np
 import pytest
 
 from lsa_helpers import Architecture, dimension
@@ -46,3 +47,12 @@ def test_errors(kwargs, message):
     arch = kwargs.pop("arch", Architecture((3, 3), (2,)))
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         dimension(arch, **kwargs)
+
+
+def test_row_combinations_keep_the_exact_rank(rng):
+    from lsa_helpers import PRIME, exact_rank
+    from lsa_helpers.dimension import _row_combinations
+    tall = np.mod(rng.integers(0, PRIME, (400, 7)) @ rng.integers(0, 5, (7, 30)), PRIME).astype(float)
+    combined = _row_combinations(tall, PRIME, rng)
+    assert combined.shape == (46, 30)
+    assert exact_rank(combined) == exact_rank(tall) == 7
