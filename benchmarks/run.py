@@ -4,8 +4,8 @@ Sections (pick one with ``--only NAME``):
 
 softmax
     ``python -m lsa_helpers reproduce softmax-conjecture`` as a subprocess and
-    ``reproduce_softmax_conjecture()`` in process (median of 3 each), the time inside
-    ``jacobian`` and ``float_rank`` (SVD), and whether every trial found the expected dimension.
+    ``reproduce_softmax_conjecture()`` in process (median of 3 each), their ratio, and whether
+    every trial found the expected dimension.
 certified
     ``dimension(arch, method="certified", rng=0)`` for lightning architectures of about 100 to
     5,000 parameters: result, samples, time (median of 3 when a run takes < 2 s, else 1 run),
@@ -22,6 +22,8 @@ forward
 Run from the repository root: ``make benchmark`` (which runs ``.venv/bin/python benchmarks/run.py``)
 or ``python benchmarks/run.py [--only softmax|certified|forward] [--json PATH]``. Times use
 ``time.perf_counter``; they are only meaningful on a quiet machine, so the load average is printed.
+A full run takes about half an hour, mostly the certified section's traced runs: tracemalloc
+slows ``exact_rank`` several-fold, as it traces each of the millions of Python ints it builds.
 """
 
 from __future__ import annotations
@@ -116,67 +118,71 @@ def rss_peak_growth(fn):
 
 
 def tracemalloc_peak(fn):
+    """(MiB peak traced by tracemalloc during ``fn``, seconds ``fn`` took while traced)."""
     tracemalloc.start()
     try:
+        start = perf_counter()
         fn()
-        return tracemalloc.get_traced_memory()[1] / 2**20
+        return tracemalloc.get_traced_memory()[1] / 2**20, perf_counter() - start
     finally:
         tracemalloc.stop()
 
 
 def bench_softmax():
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "lsa_helpers", "reproduce", "softmax-conjecture"]
-    cli, _ = measure(lambda: subprocess.run(command, env=env, cwd=ROOT, check=True,
-                                            capture_output=True), 3)
-    inproc, rows = measure(lsa_helpers.reproduce_softmax_conjecture, 3,
-                           lsa_helpers.experiments, ("jacobian", "float_rank"))
-    right = all(row.trials_right == len(row.trial_ranks) for row in rows)
+    run_cli = lambda: subprocess.run(command, env={**os.environ, "PYTHONPATH": path},  # noqa: E731
+                                     cwd=ROOT, check=True, capture_output=True)
+    cli, _ = measure(run_cli, 3)
+    inproc, rows = measure(lsa_helpers.reproduce_softmax_conjecture, 3)
+    right = sum(row.trials_right for row in rows)
+    trials = sum(len(row.trial_ranks) for row in rows)
+    ratio = cli["wall"] / inproc["wall"]
     print("== softmax: reproduce softmax-conjecture (median of 3 each) ==")
-    print(f"  subprocess `python -m lsa_helpers reproduce softmax-conjecture`: {cli['wall']:8.2f} s")
-    print(f"  in process reproduce_softmax_conjecture():                    {inproc['wall']:8.2f} s")
-    print(f"    of which jacobian {inproc['jacobian']:.2f} s, float_rank (SVD) {inproc['float_rank']:.2f} s")
-    print(f"  ratio subprocess / in process: {cli['wall'] / inproc['wall']:.2f}")
-    print(f"  every trial found the expected dimension: {right} "
-          f"({sum(r.trials_right for r in rows)}/{sum(len(r.trial_ranks) for r in rows)} trials)")
+    print(f"  subprocess `python -m lsa_helpers reproduce softmax-conjecture`: {cli['wall']:.2f} s")
+    print(f"  in process reproduce_softmax_conjecture():  {inproc['wall']:.2f} s")
+    print(f"  ratio subprocess / in process: {ratio:.2f}")
+    print(f"  every trial found the expected dimension: {right == trials} ({right}/{trials})")
     return {"repeats": 3, "subprocess_s": cli["wall"], "in_process_s": inproc["wall"],
-            "in_process_jacobian_s": inproc["jacobian"], "in_process_float_rank_s": inproc["float_rank"],
-            "ratio_subprocess_over_in_process": cli["wall"] / inproc["wall"], "all_trials_right": right}
+            "ratio_subprocess_over_in_process": ratio, "all_trials_right": right == trials}
 
 
 def bench_certified():
     print("== certified: dimension(arch, method='certified', rng=0) ==")
-    print("  time: median of 3 (after a first run) if that first run takes < 2 s, else the first run;")
-    print("  jacobian / exact_rank: time inside those calls, summed over the adaptive rounds;")
-    print("  tracemalloc: peak of numpy + Python allocations (separate run); RSS: rise of the")
-    print("  process's peak RSS during the first run, which also counts FLINT's matrices")
-    print(f"  {'architecture':32} {'params':>6} {'dimension':>11} {'samples':>7} {'runs':>4} {'time s':>8} "
-          f"{'jacobian':>8} {'exact_rk':>8} {'tracemalloc':>11} {'RSS':>9}")
-    module = sys.modules["lsa_helpers.dimension"]
+    print("  time: median of 3 more runs if a first run takes < 2 s, else that first run;")
+    print("  jacobian / exact_rk: time inside jacobian() / exact_rank(), summed over the rounds;")
+    print("  tracemalloc: peak of numpy + Python allocations (a separate, traced run);")
+    print("  RSS: rise of the process's peak RSS in the first run (also sees FLINT's matrices);")
+    print("  samples: inputs used (J rows = samples * d_l * t); dimension: certified, else lo..up")
+    print(f"  {'architecture':24} {'params':>6} {'dimension':>9} {'samples':>7} {'J rows':>6} "
+          f"{'runs':>4} {'time s':>7} {'jacobian':>8} {'exact_rk':>8} {'tracemalloc':>11} "
+          f"{'RSS':>8}")
+    module, inside = sys.modules["lsa_helpers.dimension"], ("jacobian", "exact_rank")
     records = []
     for arch in LADDER:
         call = lambda: lsa_helpers.dimension(arch, method="certified", rng=0)  # noqa: E731
-        (timing, result), rss = rss_peak_growth(lambda: measure(call, 1, module, ("jacobian", "exact_rank")))
+        (timing, result), rss = rss_peak_growth(lambda: measure(call, 1, module, inside))
         runs = 1
         if timing["wall"] < 2:
-            timing, result = measure(call, 3, module, ("jacobian", "exact_rank"))
-            runs = 3
-        peak = tracemalloc_peak(call)
+            (timing, result), runs = measure(call, 3, module, inside), 3
+        peak, traced_s = tracemalloc_peak(call)
+        rows = result.samples * arch.widths[-1] * arch.tokens
         dim = result.certified_dimension
-        shown = str(dim) if dim is not None else f"{result.rank}..{result.upper_bound}"
+        record = {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+                  "certified_dimension": dim, "rank": result.rank,
+                  "upper_bound": result.upper_bound, "samples": result.samples,
+                  "jacobian_rows": rows, "runs": runs, "time_s": timing["wall"],
+                  "jacobian_s": timing["jacobian"], "exact_rank_s": timing["exact_rank"],
+                  "tracemalloc_peak_mib": peak, "tracemalloc_run_s": traced_s,
+                  "rss_peak_growth_mib": rss, "call_out": arch == CALL_OUT}
+        records.append(record)
         label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
-        flag = "  <- ~2,000 parameters" if arch == CALL_OUT else ""
-        rss_text = "n/a" if rss is None else f"{rss:7.0f}MB"
-        print(f"  {label:32} {arch.parameter_count:6d} {shown:>11} {result.samples:7d} {runs:4d} "
-              f"{timing['wall']:8.2f} {timing['jacobian']:8.2f} {timing['exact_rank']:8.2f} "
-              f"{peak:9.0f}MB {rss_text:>9}{flag}", flush=True)
-        records.append({"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
-                        "certified_dimension": dim, "rank": result.rank,
-                        "upper_bound": result.upper_bound, "samples": result.samples,
-                        "runs": runs, "time_s": timing["wall"], "jacobian_s": timing["jacobian"],
-                        "exact_rank_s": timing["exact_rank"], "tracemalloc_peak_mib": peak,
-                        "rss_peak_growth_mib": rss, "call_out": arch == CALL_OUT})
+        shown = str(dim) if dim is not None else f"{result.rank}..{result.upper_bound}"
+        rss_text = "n/a" if rss is None else f"{rss:.0f}MiB"
+        print(f"  {label:24} {arch.parameter_count:6d} {shown:>9} {result.samples:7d} {rows:6d} "
+              f"{runs:4d} {timing['wall']:7.2f} {timing['jacobian']:8.2f} "
+              f"{timing['exact_rank']:8.2f} {peak:8.0f}MiB {rss_text:>8}"
+              + ("  <- ~2,000 parameters" if arch == CALL_OUT else ""), flush=True)
     return {"architectures": records, "largest": largest_breakdown(records[-1])}
 
 
@@ -201,8 +207,8 @@ def largest_breakdown(record):
     rank = M.rank()
     times["FLINT rank()"] = perf_counter() - start
     total = sum(times.values())
-    print(f"  largest ({arch.parameter_count} parameters): one round at {record['samples']} samples, "
-          f"Jacobian {J.shape[0]} x {J.shape[1]} mod p, rank {rank}")
+    print(f"  largest ({arch.parameter_count} parameters), one round at {record['samples']} "
+          f"samples: Jacobian {J.shape[0]} x {J.shape[1]} mod p, rank {rank}")
     for name, seconds in times.items():
         print(f"    {name:14} {seconds:8.2f} s  ({seconds / total:4.0%})")
     return {"parameters": arch.parameter_count, "samples": record["samples"],
@@ -213,27 +219,29 @@ def bench_forward():
     rng = np.random.default_rng(0)
     layer = Layer(*random_weights(Architecture((16, 16), (16,)), rng)[0])
     print("== forward: layer_forward, lightning, d = d' = a = 16, one input (1, 16, t) ==")
-    print("  median of n repeats (n >= 5, >= ~0.2 s of work per point); error: max|lin - quad| / max|quad|")
-    print(f"  {'t':>6} {'linear s':>10} {'n':>6} {'quadratic s':>12} {'n':>6} {'quad/lin':>9} {'error':>9}")
+    print("  median of n runs (n >= 5 and >= 0.2 s in all); error = max|lin - quad| / max|quad|")
+    print(f"  {'t':>6} {'linear s':>10} {'n':>6} {'quadratic s':>12} {'n':>6} {'quad/lin':>9} "
+          f"{'error':>9}")
     records = []
     for t in TOKENS:
         X = rng.standard_normal((1, 16, t))
-        row = {"t": t}
+        row, out = {"t": t}, {}
         for order in ("linear", "quadratic"):
-            row[order] = layer_forward(layer, X, order=order)  # warm-up, kept for the comparison
+            out[order] = layer_forward(layer, X, order=order)  # warm-up, kept for the comparison
             times = []
             while len(times) < 5 or sum(times) < 0.2:
                 start = perf_counter()
                 layer_forward(layer, X, order=order)
                 times.append(perf_counter() - start)
-            row[f"{order}_s"], row[f"{order}_repeats"] = statistics.median(times), len(times)
-        lin, quad = row.pop("linear"), row.pop("quadratic")
+            row[f"{order}_s"], row[f"{order}_runs"] = statistics.median(times), len(times)
+        lin, quad = out["linear"], out["quadratic"]
         row["ratio_quadratic_over_linear"] = row["quadratic_s"] / row["linear_s"]
         row["relative_difference"] = float(np.abs(lin - quad).max() / np.abs(quad).max())
-        print(f"  {t:6d} {row['linear_s']:10.2e} {row['linear_repeats']:6d} {row['quadratic_s']:12.2e} "
-              f"{row['quadratic_repeats']:6d} {row['ratio_quadratic_over_linear']:9.1f} "
-              f"{row['relative_difference']:9.1e}", flush=True)
         records.append(row)
+        print(f"  {t:6d} {row['linear_s']:10.2e} {row['linear_runs']:6d} "
+              f"{row['quadratic_s']:12.2e} {row['quadratic_runs']:6d} "
+              f"{row['ratio_quadratic_over_linear']:9.1f} {row['relative_difference']:9.1e}",
+              flush=True)
     return records
 
 
