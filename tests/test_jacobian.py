@@ -3,7 +3,7 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (PRIME, Architecture, Layer, forward, jacobian, random_inputs,
+from lsa_helpers import (PRIME, Architecture, forward, jacobian, random_inputs,
                          random_weights, vector_to_weights, weights_to_vector)
 
 CASES = [  # (widths, ranks, tokens): t <= d uses the scores form, t > d the re-associated one

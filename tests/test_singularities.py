@@ -1,19 +1,33 @@
-import logging
 import re
 
-import matplotlib
 import numpy as np
 import pytest
+from widget_support import set_and_run
 
-from lsa_helpers import (PRIME, Architecture, Layer, exact_rank, factor_quadric,
-                         formula_dimension, gradient_descent, is_same_function, jacobian,
-                         layer_forward, layer_from_attention, loss_and_gradient, quadratic_factor,
-                         random_inputs, rank_one_layers, slice_coordinates, slice_matrix,
-                         slice_position, swap_tangent_dimension, tangent_dimension,
-                         value_map_matrix, weights_to_vector)
+from lsa_helpers import (
+    PRIME,
+    Architecture,
+    Layer,
+    factor_quadric,
+    formula_dimension,
+    gradient_descent,
+    is_same_function,
+    jacobian,
+    layer_forward,
+    layer_from_attention,
+    loss_and_gradient,
+    quadratic_factor,
+    random_inputs,
+    rank_one_layers,
+    slice_coordinates,
+    slice_matrix,
+    slice_position,
+    swap_tangent_dimension,
+    tangent_dimension,
+    value_map_matrix,
+    weights_to_vector,
+)
 from lsa_helpers.widgets import boundary_explorer
-
-matplotlib.use("Agg")
 
 
 def integers(rng, *shape):
@@ -269,23 +283,6 @@ def test_gradient_descent_errors(rng):
 
 
 # --- the widget -----------------------------------------------------------------------------------
-
-@pytest.fixture
-def close_figures():
-    yield
-    import matplotlib.pyplot as plt
-    plt.close("all")
-
-
-def set_and_run(widget, caplog, **values):
-    sliders = {child.description: child for child in widget.children[:-1]}
-    with caplog.at_level(logging.ERROR):
-        for name, value in values.items():
-            sliders[name].value = value
-        widget.update()
-    assert "Exception in interact callback" not in caplog.text
-    return widget.result
-
 
 @pytest.mark.parametrize("values, position, cos", [
     (dict(alpha=0.5, beta=1.0, gamma=0.0), "inside", 0.5),

@@ -1,29 +1,8 @@
-import logging
-
-import matplotlib
 import pytest
+from widget_support import set_and_run
 
 from lsa_helpers import Architecture, formula_dimension
 from lsa_helpers.widgets import softmax_explorer
-
-matplotlib.use("Agg")
-
-
-@pytest.fixture(autouse=True)
-def close_figures():
-    yield
-    import matplotlib.pyplot as plt
-    plt.close("all")
-
-
-def set_and_run(widget, caplog, **values):
-    sliders = {child.description: child for child in widget.children[:-1]}
-    with caplog.at_level(logging.ERROR):
-        for name, value in values.items():
-            sliders[name].value = value
-        widget.update()
-    assert "Exception in interact callback" not in caplog.text
-    return widget.result
 
 
 @pytest.mark.parametrize("depth, width, rank, lightning", [

@@ -53,7 +53,7 @@ def test_random_perturbation_changes_the_function(rng):
 def test_rank_one_swap_gives_the_same_function_from_other_weights(rng):
     arch = Architecture((3, 2), (3,))
     q, k, z, v = (rng.normal(size=n) for n in (3, 3, 3, 2))
-    Q = np.zeros((3, 3)); K = np.zeros((3, 3))
+    Q, K = np.zeros((3, 3)), np.zeros((3, 3))
     Q[1], K[1] = q, k
     layer = Layer(Q, K, np.outer(v, z))
     swapped = rank_one_swap(layer)
