@@ -9,11 +9,11 @@ softmax
 certified
     ``dimension(arch, method="certified", rng=0)`` for lightning architectures of about 100 to
     5,000 parameters: result, samples, time (median of 3 when a run takes < 2 s, else 1 run),
-    the time inside ``jacobian`` and ``exact_rank`` (summed over the adaptive rounds) and peak
-    memory of the call: the ``tracemalloc`` peak (numpy arrays and Python objects, measured in
-    a separate run because tracing slows allocation) and the growth of peak RSS (which also
-    sees FLINT's matrices, invisible to tracemalloc; Linux only). The largest architecture then
-    gets one Jacobian and one exact rank at its final sample count, timed step by step.
+    the time inside ``jacobian``, the random row combinations and ``exact_rank`` (summed over
+    the adaptive rounds; for the largest architecture also split into the conversion to FLINT
+    and FLINT's rank), and peak memory of the call: the ``tracemalloc`` peak (numpy arrays and
+    Python objects, in a separate run because tracing slows allocation) and the rise of peak
+    RSS (which also sees FLINT's matrices, invisible to tracemalloc; Linux only).
 forward
     ``layer_forward(order="linear")`` vs ``order="quadratic"`` for one lightning layer
     d = d' = a = 16 on one input of t tokens, t = 8 ... 8192: medians over at least 5 repeats
@@ -22,8 +22,9 @@ forward
 Run from the repository root: ``make benchmark`` (which runs ``.venv/bin/python benchmarks/run.py``)
 or ``python benchmarks/run.py [--only softmax|certified|forward] [--json PATH]``. Times use
 ``time.perf_counter``; they are only meaningful on a quiet machine, so the load average is printed.
-A full run takes about half an hour, mostly the certified section's traced runs: tracemalloc
-slows ``exact_rank`` several-fold, as it traces each of the millions of Python ints it builds.
+A full run takes about 12 minutes on 2 cores, 80% of it the certified section's traced runs:
+tracemalloc slows ``exact_rank`` 4-8 fold, as it traces each of the millions of Python ints
+built to fill FLINT's matrices.
 """
 
 from __future__ import annotations
@@ -47,8 +48,7 @@ import flint  # noqa: E402
 import numpy as np  # noqa: E402
 
 import lsa_helpers  # noqa: E402
-from lsa_helpers import (PRIME, Architecture, Layer, jacobian, layer_forward,  # noqa: E402
-                         random_inputs, random_weights)
+from lsa_helpers import Architecture, Layer, layer_forward, random_weights  # noqa: E402
 
 LADDER = [  # certified section; parameters in the comments
     Architecture((8, 8), (2,)),              # 96
@@ -63,14 +63,20 @@ LADDER = [  # certified section; parameters in the comments
     Architecture((38,) * 4, (3, 3, 3)),      # 5016
 ]
 CALL_OUT = Architecture((36, 36), (10,))
+INSIDE = [("lsa_helpers.dimension", "jacobian"), ("lsa_helpers.dimension", "_row_combinations"),
+          ("lsa_helpers.dimension", "exact_rank"), ("lsa_helpers.rank", "nmod_matrix")]
 TOKENS = (8, 32, 128, 512, 2048, 8192)
 
 
 @contextlib.contextmanager
-def time_inside(module, *names):
-    """Accumulate the seconds spent in the module-level functions ``names`` of ``module``."""
-    spent = dict.fromkeys(names, 0.0)
-    originals = {name: getattr(module, name) for name in names}
+def time_inside(targets):
+    """Accumulate the seconds spent in module-level functions, given as ``(module, name)`` pairs.
+
+    Names that the module does not define are skipped (the library changes; this stays usable).
+    """
+    originals = {(module, name): getattr(sys.modules[module], name)
+                 for module, name in targets if hasattr(sys.modules[module], name)}
+    spent = {name: 0.0 for _, name in originals}
 
     def wrap(name, fn):
         def wrapper(*args, **kwargs):
@@ -81,20 +87,20 @@ def time_inside(module, *names):
                 spent[name] += perf_counter() - start
         return wrapper
 
-    for name, fn in originals.items():
-        setattr(module, name, wrap(name, fn))
+    for (module, name), fn in originals.items():
+        setattr(sys.modules[module], name, wrap(name, fn))
     try:
         yield spent
     finally:
-        for name, fn in originals.items():
-            setattr(module, name, fn)
+        for (module, name), fn in originals.items():
+            setattr(sys.modules[module], name, fn)
 
 
-def measure(fn, repeats, module=None, names=()):
-    """Median over ``repeats`` runs of the wall time (and of the time inside ``names``)."""
+def measure(fn, repeats, targets=()):
+    """Median over ``repeats`` runs of the wall time and of the time inside ``targets``."""
     runs = []
     for _ in range(repeats):
-        with time_inside(module, *names) if module else contextlib.nullcontext({}) as spent:
+        with time_inside(targets) as spent:
             start = perf_counter()
             out = fn()
             wall = perf_counter() - start
@@ -150,69 +156,52 @@ def bench_softmax():
 def bench_certified():
     print("== certified: dimension(arch, method='certified', rng=0) ==")
     print("  time: median of 3 more runs if a first run takes < 2 s, else that first run;")
-    print("  jacobian / exact_rk: time inside jacobian() / exact_rank(), summed over the rounds;")
-    print("  tracemalloc: peak of numpy + Python allocations (a separate, traced run);")
-    print("  RSS: rise of the process's peak RSS in the first run (also sees FLINT's matrices);")
-    print("  samples: inputs used (J rows = samples * d_l * t); dimension: certified, else lo..up")
+    print("  jacobian, R*J (random row combinations), exact_rk: time inside jacobian(),")
+    print("  _row_combinations() and exact_rank() (which also ranks the fiber tangents), summed")
+    print("  over the adaptive rounds; tracemalloc: peak of numpy + Python allocations (a")
+    print("  separate, traced run); RSS: rise of the process's peak RSS in the first run (this")
+    print("  also sees FLINT's matrices); samples: inputs used (J rows = samples * d_l * t);")
+    print("  dimension: the certified one, else lower..upper bound")
     print(f"  {'architecture':24} {'params':>6} {'dimension':>9} {'samples':>7} {'J rows':>6} "
-          f"{'runs':>4} {'time s':>7} {'jacobian':>8} {'exact_rk':>8} {'tracemalloc':>11} "
-          f"{'RSS':>8}")
-    module, inside = sys.modules["lsa_helpers.dimension"], ("jacobian", "exact_rank")
+          f"{'runs':>4} {'time s':>7} {'jacobian':>8} {'R*J':>6} {'exact_rk':>8} "
+          f"{'tracemalloc':>11} {'RSS':>8}")
     records = []
     for arch in LADDER:
         call = lambda: lsa_helpers.dimension(arch, method="certified", rng=0)  # noqa: E731
-        (timing, result), rss = rss_peak_growth(lambda: measure(call, 1, module, inside))
+        (timing, result), rss = rss_peak_growth(lambda: measure(call, 1, INSIDE))
         runs = 1
         if timing["wall"] < 2:
-            (timing, result), runs = measure(call, 3, module, inside), 3
+            (timing, result), runs = measure(call, 3, INSIDE), 3
         peak, traced_s = tracemalloc_peak(call)
         rows = result.samples * arch.widths[-1] * arch.tokens
         dim = result.certified_dimension
-        record = {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
-                  "certified_dimension": dim, "rank": result.rank,
-                  "upper_bound": result.upper_bound, "samples": result.samples,
-                  "jacobian_rows": rows, "runs": runs, "time_s": timing["wall"],
-                  "jacobian_s": timing["jacobian"], "exact_rank_s": timing["exact_rank"],
-                  "tracemalloc_peak_mib": peak, "tracemalloc_run_s": traced_s,
-                  "rss_peak_growth_mib": rss, "call_out": arch == CALL_OUT}
-        records.append(record)
+        records.append({
+            "widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+            "certified_dimension": dim, "rank": result.rank, "upper_bound": result.upper_bound,
+            "samples": result.samples, "jacobian_rows": rows, "runs": runs,
+            "time_s": timing.pop("wall"), "inside_s": timing, "tracemalloc_peak_mib": peak,
+            "tracemalloc_run_s": traced_s, "rss_peak_growth_mib": rss,
+            "call_out": arch == CALL_OUT})
         label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
         shown = str(dim) if dim is not None else f"{result.rank}..{result.upper_bound}"
         rss_text = "n/a" if rss is None else f"{rss:.0f}MiB"
         print(f"  {label:24} {arch.parameter_count:6d} {shown:>9} {result.samples:7d} {rows:6d} "
-              f"{runs:4d} {timing['wall']:7.2f} {timing['jacobian']:8.2f} "
-              f"{timing['exact_rank']:8.2f} {peak:8.0f}MiB {rss_text:>8}"
+              f"{runs:4d} {records[-1]['time_s']:7.2f} {timing.get('jacobian', 0):8.2f} "
+              f"{timing.get('_row_combinations', 0):6.2f} {timing.get('exact_rank', 0):8.2f} "
+              f"{peak:8.0f}MiB {rss_text:>8}"
               + ("  <- ~2,000 parameters" if arch == CALL_OUT else ""), flush=True)
-    return {"architectures": records, "largest": largest_breakdown(records[-1])}
-
-
-def largest_breakdown(record):
-    """One Jacobian and one exact rank at the final sample count of the largest architecture.
-
-    Replays ``exact_rank``'s two steps (residues to a Python list to ``flint.nmod_mat``, then
-    ``rank()``) so that the conversion and the elimination are timed apart.
-    """
-    arch = Architecture(record["widths"], record["ranks"])
-    rng = np.random.default_rng(0)
-    weights = random_weights(arch, rng, modulus=PRIME)
-    inputs = random_inputs(arch, record["samples"], rng, modulus=PRIME)
-    times = {}
-    start = perf_counter()
-    J = jacobian(arch, weights, inputs, modulus=PRIME)
-    times["jacobian"] = perf_counter() - start
-    start = perf_counter()
-    M = flint.nmod_mat(*J.shape, np.mod(J, PRIME).astype(np.int64).ravel().tolist(), PRIME)
-    times["to nmod_mat"] = perf_counter() - start
-    start = perf_counter()
-    rank = M.rank()
-    times["FLINT rank()"] = perf_counter() - start
-    total = sum(times.values())
-    print(f"  largest ({arch.parameter_count} parameters), one round at {record['samples']} "
-          f"samples: Jacobian {J.shape[0]} x {J.shape[1]} mod p, rank {rank}")
-    for name, seconds in times.items():
-        print(f"    {name:14} {seconds:8.2f} s  ({seconds / total:4.0%})")
-    return {"parameters": arch.parameter_count, "samples": record["samples"],
-            "jacobian_shape": J.shape, "rank": rank, **{f"{k}_s": v for k, v in times.items()}}
+    largest = max(records, key=lambda r: r["parameters"])
+    inside, total = largest["inside_s"], largest["time_s"]
+    parts = {"jacobian()": inside.get("jacobian", 0),
+             "R*J mod p": inside.get("_row_combinations", 0),
+             "to nmod_mat": inside.get("nmod_matrix", 0),
+             "FLINT rank()": inside.get("exact_rank", 0) - inside.get("nmod_matrix", 0)}
+    parts["other"] = total - sum(parts.values())
+    print(f"  where the time goes for the largest ({largest['parameters']} parameters, "
+          f"{total:.1f} s, all rounds):")
+    for name, seconds in parts.items():
+        print(f"    {name:13} {seconds:7.2f} s  ({seconds / total:4.0%})")
+    return records
 
 
 def bench_forward():
