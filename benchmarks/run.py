@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
@@ -44,11 +45,11 @@ from time import perf_counter
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import flint  # noqa: E402
-import numpy as np  # noqa: E402
+import flint
+import numpy as np
 
-import lsa_helpers  # noqa: E402
-from lsa_helpers import Architecture, Layer, layer_forward, random_weights  # noqa: E402
+import lsa_helpers
+from lsa_helpers import Architecture, Layer, layer_forward, random_weights
 
 LADDER = [  # certified section; parameters in the comments
     Architecture((8, 8), (2,)),              # 96
@@ -137,7 +138,7 @@ def tracemalloc_peak(fn):
 def bench_softmax():
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "lsa_helpers", "reproduce", "softmax-conjecture"]
-    run_cli = lambda: subprocess.run(command, env={**os.environ, "PYTHONPATH": path},  # noqa: E731
+    run_cli = lambda: subprocess.run(command, env={**os.environ, "PYTHONPATH": path},
                                      cwd=ROOT, check=True, capture_output=True)
     cli, _ = measure(run_cli, 3)
     inproc, rows = measure(lsa_helpers.reproduce_softmax_conjecture, 3)
@@ -167,8 +168,8 @@ def bench_certified():
           f"{'tracemalloc':>11} {'RSS':>8}")
     records = []
     for arch in LADDER:
-        call = lambda: lsa_helpers.dimension(arch, method="certified", rng=0)  # noqa: E731
-        (timing, result), rss = rss_peak_growth(lambda: measure(call, 1, INSIDE))
+        call = functools.partial(lsa_helpers.dimension, arch, method="certified", rng=0)
+        (timing, result), rss = rss_peak_growth(functools.partial(measure, call, 1, INSIDE))
         runs = 1
         if timing["wall"] < 2:
             (timing, result), runs = measure(call, 3, INSIDE), 3
