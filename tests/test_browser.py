@@ -121,8 +121,8 @@ def lab(tmp_path_factory):
     psutil = pytest.importorskip("psutil")
     # A fresh environment compiles its bytecode and builds matplotlib's font cache on first use:
     # do it here, so the kernel's first start is not counted against the waits below.
-    subprocess.run([sys.executable, "-c", "import ipykernel, ipywidgets, matplotlib.pyplot, "
-                    "lsa_helpers.widgets"], check=True, timeout=600)
+    warm = "import ipykernel, ipywidgets, matplotlib.pyplot, lsa_helpers.widgets"
+    subprocess.run([sys.executable, "-c", warm], check=True, timeout=600)
     base = tmp_path_factory.mktemp("lab")
     root = base / "notebooks"
     shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
@@ -225,14 +225,18 @@ class Notebook:
         if not condition:
             self.fail(message)
 
-    def wait(self, function, what, timeout=WIDGET, arg=None):
-        """Wait until the JavaScript ``function(arg)`` returns something truthy; return it."""
+    def wait(self, function, what, timeout=WIDGET, arg=None, seen=None):
+        """Wait until the JavaScript ``function(arg)`` returns something truthy; return it.
+
+        On a timeout, ``seen()`` (if given) describes what the page shows instead.
+        """
         try:
             return self.page.wait_for_function(function, arg=arg or self.arg,
                                                timeout=timeout * 1000).json_value()
         except self.timeout_error:
             pass  # fail outside the except clause: the Playwright call log adds nothing here
-        self.fail(f"timed out after {timeout} s waiting for {what}")
+        shown = f"; instead: {seen()}" if seen else ""
+        self.fail(f"timed out after {timeout} s waiting for {what}{shown}")
 
     def wait_for(self, locator, what, timeout=WIDGET):
         try:
@@ -338,8 +342,14 @@ def test_dimension_notebook_runs_and_its_widget_follows_a_slider(browser, lab, t
     slider_a = sliders.nth(labels.index("a"))
     readout = slider_a.locator(".widget-readout")
     notebook.check(readout.inner_text().strip() == "3", f"a starts at {readout.inner_text()!r}")
-    slider_a.locator(".noUi-handle").focus()
-    notebook.page.keyboard.press("ArrowLeft")  # one step down: a = 2
+    # Focus and key press in one action, so that nothing can take the focus in between.
+    slider_a.locator(".noUi-handle").press("ArrowLeft")  # one step down: a = 2
+    notebook.wait(f"""({{name, index}}) => {{
+        const readouts = {PANEL}.content.widgets[index].node.querySelectorAll('.widget-readout');
+        return readouts[{labels.index("a")}].innerText.trim() === '2';
+    }}""", "the slider a to read 2 after ArrowLeft", arg={"name": DIMENSION, "index": index},
+        seen=lambda: f"a reads {readout.inner_text()!r}, focus on "
+                     + notebook.page.evaluate("document.activeElement.className"))
 
     arch = Architecture((3, 3), (2,), tokens=3)  # the other sliders at their defaults
     formula, exact = formula_dimension(arch).value, dimension(arch, rng=2025).rank
@@ -350,8 +360,8 @@ def test_dimension_notebook_runs_and_its_widget_follows_a_slider(browser, lab, t
         return text !== before && output.querySelector('img')
             && expected.every(part => text.includes(part)) && text;
     }}""", f"the widget's line to show {expected}",
-        arg={"name": DIMENSION, "index": index, "before": text_before, "expected": expected})
-    notebook.check(readout.inner_text().strip() == "2", f"a reads {readout.inner_text()!r}, not 2")
+        arg={"name": DIMENSION, "index": index, "before": text_before, "expected": expected},
+        seen=lambda: repr(output.inner_text()[:600]))
     notebook.check((arch.parameter_count, formula, exact) == (21, 16, 16),
                    f"a = 2: {arch.parameter_count} parameters, formula {formula}, "
                    f"exact rank {exact}")
