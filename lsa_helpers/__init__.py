@@ -18,3 +18,4 @@ from .identify import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
 from .softmax import *  # noqa: F401,F403
 from .singularities import *  # noqa: F401,F403
+from .multihead import *  # noqa: F401,F403

@@ -28,7 +28,8 @@ class Architecture:
     """A deep self-attention network: widths ``d_0..d_l``, attention ranks ``a_1..a_l``.
 
     Layer ``i`` has ``Q_i, K_i`` of shape ``(a_i, d_{i-1})`` and ``V_i`` of shape
-    ``(d_i, d_{i-1})``; inputs are ``d_0 x t`` matrices whose columns are the tokens.
+    ``(d_i, d_{i-1})``; inputs are ``d_0 x t`` matrices whose columns are the tokens. With
+    ``skip=True`` every layer is a residual block ``Y -> Y + phi_{W_i}(Y)`` (equal widths).
 
     Examples
     --------
@@ -37,12 +38,15 @@ class Architecture:
     18
     >>> Architecture((4, 4, 4), (2, 3), normalization="softmax").layers
     2
+    >>> print(Architecture((3, 3, 3), (2, 2), skip=True))
+    lightning widths=(3,3,3) ranks=(2,2) t=3 skip
     """
 
     widths: tuple[int, ...]
     ranks: tuple[int, ...]
     normalization: str = "lightning"
     tokens: int = 3
+    skip: bool = False
 
     def __post_init__(self):
         widths = _sizes("widths", self.widths)
@@ -61,6 +65,10 @@ class Architecture:
         tokens = self.tokens
         if not isinstance(tokens, numbers.Integral) or isinstance(tokens, bool) or tokens < 1:
             raise ValueError(f"tokens must be an integer >= 1, got tokens={tokens!r}")
+        if not isinstance(self.skip, bool):
+            raise ValueError(f"skip must be True or False, got skip={self.skip!r}")
+        if self.skip and len(set(widths)) > 1:
+            raise ValueError(f"skip=True needs equal widths (Y + phi(Y)), got widths={widths!r}")
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "ranks", ranks)
         object.__setattr__(self, "tokens", int(tokens))
@@ -101,4 +109,5 @@ class Architecture:
     def __str__(self) -> str:
         widths = ",".join(map(str, self.widths))
         ranks = ",".join(map(str, self.ranks))
-        return f"{self.normalization} widths=({widths}) ranks=({ranks}) t={self.tokens}"
+        skip = " skip" if self.skip else ""
+        return f"{self.normalization} widths=({widths}) ranks=({ranks}) t={self.tokens}{skip}"

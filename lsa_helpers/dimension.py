@@ -90,24 +90,41 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     weights = random_weights(arch, rng, modulus=p)
     upper = arch.parameter_count - rank(fiber_tangents(arch, weights, modulus=p))
     count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
+
+    def rows(n):
+        return jacobian(arch, weights, random_inputs(arch, n, rng, modulus=p), modulus=p)
+
+    value, samples, stopped, found = grow_rank(rows, count, upper, modulus=p, rng=rng,
+                                               max_samples=max_samples)
+    return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
+                     found, p)
+
+
+def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
+              max_samples: int | None = None):
+    """Rank of the Jacobian rows of more and more inputs, and why it stopped.
+
+    ``rows(n)`` gives the Jacobian rows of ``n`` new random inputs. Starts with ``count`` inputs
+    and adds half as many again until the rank meets ``upper`` or stops growing (a float rank
+    must also show a clear gap), or ``max_samples`` (default ``40 count``) is reached. Returns
+    ``(rank, samples, stopped, float rank or None)``; exact mod ``modulus`` when it is given.
+    """
     limit = max_samples or 40 * count
     samples, new, previous, J = 0, min(count, limit), -1, None
     while True:
-        rows = jacobian(arch, weights, random_inputs(arch, new, rng, modulus=p), modulus=p)
-        J = rows if J is None else np.concatenate([J, rows])  # rows of each input stand alone
+        block = rows(new)
+        J = block if J is None else np.concatenate([J, block])  # rows of each input stand alone
         samples += new
-        found = float_rank(J) if not exact else None
-        value = found.rank if found else exact_rank(_row_combinations(J, p, rng), p)
+        found = float_rank(J) if modulus is None else None
+        value = found.rank if found else exact_rank(_row_combinations(J, modulus, rng), modulus)
         settled = found is None or found.is_clear
         stopped = ("exceeds upper bound" if settled and value > upper else
                    "met upper bound" if settled and value == upper else
                    "stopped growing" if settled and value == previous else
                    "sample limit" if samples >= limit else None)
         if stopped:
-            break
+            return value, samples, stopped, found
         previous, new = value, min(ceil(samples / 2), limit - samples)
-    return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
-                     found, p)
 
 
 def _row_combinations(J: np.ndarray, p: int, rng: np.random.Generator) -> np.ndarray:

@@ -96,7 +96,9 @@ def formula_dimension(arch: Architecture) -> Formula:
     for deep networks), also after a rank-one layer, whose softmax output is not rank one; for
     ``t = 1`` the linear map ``V_l ... V_1`` of rank ``b = min d_i``: ``b (d_0 + d_l - b)``
     [derived]. Lightning has no formula for ``t = 1``, nor after an intermediate rank-one layer
-    followed by a layer of rank at least two.
+    followed by a layer of rank at least two. Residual blocks (``skip=True``, ``t >= 2``): the sum
+    of the one-layer dimensions ``sum_i r_i (2d - r_i) + l (d^2 - 1)`` [derived], ``+ l`` for
+    softmax; at ``t = 1`` softmax is ``x -> (I + V_l) ... (I + V_1) x``, dimension ``d^2``.
 
     Examples
     --------
@@ -107,6 +109,8 @@ def formula_dimension(arch: Architecture) -> Formula:
     >>> formula_dimension(Architecture((5, 5, 5), (2, 2), normalization="softmax"))
     Formula(57, conjecture: lightning dimension + l)
     """
+    if arch.skip:
+        return _residual(arch)
     if arch.is_lightning:
         return _lightning(arch)
     widths, ranks = arch.widths, arch.ranks
@@ -119,6 +123,20 @@ def formula_dimension(arch: Architecture) -> Formula:
         return Formula(_general(widths, ranks) + arch.layers, status,
                        "general lightning formula + l (softmax tokens do not collapse)")
     return Formula(_general(widths, ranks) + arch.layers, status, "lightning dimension + l")
+
+
+def _residual(arch: Architecture) -> Formula:
+    """Residual blocks: the identity path fixes every hidden basis and scale [derived]."""
+    d, depth, softmax = arch.widths[0], arch.layers, not arch.is_lightning
+    if arch.tokens == 1:
+        if softmax:
+            return Formula(d * d, "derived", "t = 1: every softmax weight is 1, the network is "
+                           "x -> (I + V_l) ... (I + V_1) x")
+        return Formula(None, "none", "t = 1: a layer sees only the symmetric part of A")
+    value = sum(_one_layer(d, d, a) for a in arch.ranks) + depth * softmax
+    status = "paper" if depth == 1 else "conjecture" if softmax else "derived"
+    return Formula(value, status, "residual blocks: the one-layer dimensions add up"
+                   + (" (+ 1 per softmax layer)" if softmax else ""))
 
 
 def span_dimension(d: int, d_out: int, tokens: int) -> int:

@@ -60,12 +60,15 @@ def layer_forward(layer, X, *, normalization: str = "lightning",
     return (V @ X) @ scores
 
 
-def forward(weights, X, *, normalization: str = "lightning") -> np.ndarray:
-    """The deep network ``phi_{W_l} o ... o phi_{W_1}`` on ``X`` (shape ``(..., d_0, t)``)."""
-    Y = X
+def forward(weights, X, *, normalization: str = "lightning", skip: bool = False) -> np.ndarray:
+    """The deep network ``phi_{W_l} o ... o phi_{W_1}`` on ``X`` (shape ``(..., d_0, t)``).
+
+    With ``skip=True`` each layer is the residual block ``Y -> Y + phi_{W_i}(Y)``.
+    """
+    Y = np.asarray(X, dtype=np.float64)
     for layer in weights:
-        Y = layer_forward(layer, Y, normalization=normalization)
-    return np.asarray(Y, dtype=np.float64)
+        Y = (Y if skip else 0) + layer_forward(layer, Y, normalization=normalization)
+    return Y
 
 
 def multiplication_counts(d: int, d_out: int, a: int, tokens: int) -> dict[str, int]:

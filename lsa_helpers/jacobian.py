@@ -104,7 +104,8 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     Built by forward mode with all parameter directions of a layer at once; the later layers are
     crossed by the chain rule with their per-sample input Jacobians (``d t x d t`` matrices, found
     by forward mode along the ``d t`` input directions), multiplied from the output backwards:
-    ``J_i = L_l ... L_{i+1} S_i``. No loop over outputs or parameters. Columns follow
+    ``J_i = L_l ... L_{i+1} S_i`` (``L_j + I`` for residual blocks, ``skip=True``). No loop over
+    outputs or parameters. Columns follow
     :func:`~lsa_helpers.weights.weights_to_vector`; rows run over ``(n, output row, token)``.
     With ``modulus=p`` (lightning only) weights and inputs must be integers and the result is
     the Jacobian reduced mod ``p``, computed exactly.
@@ -131,7 +132,8 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
         inputs = red(inputs)
     values = [inputs]
     for layer in weights[:-1]:
-        values.append(_layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0])
+        F = _layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0]
+        values.append(red(values[-1] + F) if arch.skip else F)
     blocks, chain = [], None
     for i in reversed(range(arch.layers)):
         layer, Y = weights[i], values[i]
@@ -142,6 +144,8 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
             d, t = Y.shape[1:]
             basis = np.eye(d * t).reshape(d * t, 1, d, t)
             step = _per_sample(_layer_jvp(layer, Y, None, basis, arch.normalization, red)[1])
+            if arch.skip:  # Y -> Y + phi(Y): the input Jacobian gains the identity
+                step = red(step + np.eye(d * t))
             chain = step if chain is None else red(chain @ step)
     J = np.concatenate(blocks[::-1], axis=-1)
     return J.reshape(-1, J.shape[-1])

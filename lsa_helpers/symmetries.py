@@ -128,8 +128,8 @@ def function_distance(arch: Architecture, weights, other, rng=None, *, samples: 
     """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs."""
     weights, other = check_weights(arch, weights), check_weights(arch, other)
     X = random_inputs(arch, samples, as_generator(rng))
-    f = forward(weights, X, normalization=arch.normalization)
-    g = forward(other, X, normalization=arch.normalization)
+    f = forward(weights, X, normalization=arch.normalization, skip=arch.skip)
+    g = forward(other, X, normalization=arch.normalization, skip=arch.skip)
     return float(np.abs(f - g).max() / max(np.abs(f).max(), np.finfo(float).tiny))
 
 
@@ -146,17 +146,19 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
     ``gl_{d_i}`` (``i < l``) gives ``dV_i = E V_i`` and ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``;
     lightning adds the scalings ``(dQ_i, dV_i) = (Q_i, -V_i)`` and
     ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``, a basis of the tangent space of
-    ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``. Each row lies in the kernel of the Jacobian.
+    ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``. Residual blocks (``skip=True``) keep only the
+    per-layer ``gl_{a_i}`` and ``(Q_i, -V_i)``: the identity path fixes the basis of every hidden
+    layer and its scale. Each row lies in the kernel of the Jacobian.
     """
     weights = check_weights(arch, weights, modulus=modulus)
     rows = []
-    block = _placer(arch, rows)
+    block = _placer(arch.layer_shapes, rows)
     for i, (Q, K, V) in enumerate(weights):
         a = Q.shape[0]
         eye = np.eye(a)
         block(a * a, {(i, 0): np.einsum("rx,sy->rsxy", eye, Q),
                       (i, 1): -np.einsum("sx,ry->rsxy", eye, K)})
-        if i + 1 < arch.layers:
+        if i + 1 < arch.layers and not arch.skip:
             d = V.shape[0]
             eye = np.eye(d)
             nxt = weights[i + 1]
@@ -165,20 +167,26 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
     if arch.is_lightning:
         for i, (Q, K, V) in enumerate(weights):
             block(1, {(i, 0): Q, (i, 2): -V})
-            if i + 1 < arch.layers:
+            if i + 1 < arch.layers and not arch.skip:
                 block(1, {(i, 2): V, (i + 1, 2): -3 * weights[i + 1].V})
     tangents = np.concatenate(rows)
     return tangents if modulus is None else np.mod(tangents, modulus)
 
 
-def _placer(arch: Architecture, rows: list):
-    """``place(count, {(layer, factor): values})`` appends ``count`` parameter vectors."""
-    offsets = np.cumsum([0] + [r * c for shapes in arch.layer_shapes for r, c in shapes])
+def _placer(layer_shapes, rows: list):
+    """``place(count, {(layer, factor): values})`` appends ``count`` parameter vectors.
+
+    ``layer_shapes`` lists each layer's (or head's) factor shapes, in parameter order.
+    """
+    sizes = [[r * c for r, c in shapes] for shapes in layer_shapes]
+    starts = np.cumsum([0] + [sum(layer) for layer in sizes])
+    total = starts[-1]
 
     def place(count: int, parts: dict) -> None:
-        out = np.zeros((count, arch.parameter_count))
+        out = np.zeros((count, total))
         for (i, factor), values in parts.items():
-            out[:, offsets[3 * i + factor]:offsets[3 * i + factor + 1]] = values.reshape(count, -1)
+            start = starts[i] + sum(sizes[i][:factor])
+            out[:, start:start + sizes[i][factor]] = values.reshape(count, -1)
         rows.append(out)
 
     return place
@@ -190,12 +198,14 @@ def sees_parallel_tokens(arch: Architecture) -> tuple[bool, ...]:
     True when ``t = 1``, when ``d_0 = 1``, or when an earlier layer's output has rank one: for
     lightning ``min(a_j, d_j) = 1`` (the output ``V Y (Y^T A Y)`` has rank at most ``rk A``); for
     softmax only ``d_j = 1`` (a softmax of a rank-one score matrix is not rank one). Such a layer
-    sees ``Y^T A Y = c (y^T A y) c^T``, that is only ``sym(A)``.
+    sees ``Y^T A Y = c (y^T A y) c^T``, that is only ``sym(A)``. A residual block
+    ``Y + phi(Y)`` keeps its input, so with ``skip=True`` only ``t = 1`` or ``d_0 = 1`` count.
     """
     flags, parallel = [], arch.tokens == 1 or arch.widths[0] == 1
     for a, d_out in zip(arch.ranks, arch.widths[1:]):
         flags.append(parallel)
-        parallel = parallel or d_out == 1 or (arch.is_lightning and a == 1)
+        collapses = d_out == 1 or (arch.is_lightning and a == 1)
+        parallel = parallel or (collapses and not arch.skip)
     return tuple(flags)
 
 
@@ -208,7 +218,7 @@ def degenerate_tangents(arch: Architecture, weights, *, modulus: int | None = No
     """
     weights = check_weights(arch, weights, modulus=modulus)
     rows = [np.zeros((0, arch.parameter_count))]
-    place = _placer(arch, rows)
+    place = _placer(arch.layer_shapes, rows)
     for i, ((Q, K, V), parallel) in enumerate(zip(weights, sees_parallel_tokens(arch))):
         a, d = Q.shape
         if not parallel or a < d or d < 2:
@@ -299,9 +309,11 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
     (5, 82)
     """
     weights = check_weights(arch, weights, modulus=modulus)
+    if arch.skip:  # the identity path reaches and reads every direction of every layer
+        return np.zeros((0, arch.parameter_count))
     reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))  # noqa: E731
     rows = [np.zeros((0, arch.parameter_count))]
-    place = _placer(arch, rows)
+    place = _placer(arch.layer_shapes, rows)
     reach = np.eye(arch.widths[0])                      # P_{i-1} = V_{i-1} ... V_1
     for i, layer in enumerate(weights):
         if i:

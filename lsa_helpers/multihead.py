@@ -1,0 +1,279 @@
+"""Multi-head lightning attention: heads with their own attention and value ranks, summed."""
+
+from __future__ import annotations
+
+import dataclasses
+from math import ceil
+from typing import NamedTuple
+
+import numpy as np
+
+from .architecture import Architecture, _sizes
+from .dimension import grow_rank
+from .formulas import span_dimension
+from .forward import layer_forward
+from .jacobian import _residues, check_modulus, jacobian
+from .rank import PRIME, exact_rank
+from .symmetries import _inverse, _placer
+from .weights import Layer, _draw, as_generator
+
+__all__ = ["MultiHead", "Head", "random_heads", "multihead_forward", "permute_heads",
+           "multihead_jacobian", "head_symmetry_tangents", "HeadsDimension", "multihead_dimension"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiHead:
+    """One multi-head lightning layer ``X -> sum_h U_h W_h X (X^T K_h^T Q_h X)``.
+
+    Head ``h`` has ``Q_h, K_h`` of shape ``(a_h, d)`` and a value ``V_h = U_h W_h`` of rank at
+    most ``rho_h``: ``W_h`` is ``(rho_h, d)`` and ``U_h`` is ``(d', rho_h)``, as in a transformer
+    whose value and output projections are split among the heads.
+
+    Examples
+    --------
+    >>> heads = MultiHead(4, 4, ranks=(2, 2), value_ranks=(2, 2))
+    >>> heads.parameter_count, heads.expected_dimension
+    (64, 46)
+    """
+
+    d: int
+    d_out: int
+    ranks: tuple[int, ...]
+    value_ranks: tuple[int, ...]
+    tokens: int = 3
+
+    def __post_init__(self):
+        (d,), (d_out,) = _sizes("d", (self.d,)), _sizes("d_out", (self.d_out,))
+        ranks, value_ranks = _sizes("ranks", self.ranks), _sizes("value_ranks", self.value_ranks)
+        if len(value_ranks) != len(ranks):
+            raise ValueError(f"value_ranks must have one entry per head ({len(ranks)}), "
+                             f"got value_ranks={value_ranks!r}")
+        Architecture((d, d_out), (1,), tokens=self.tokens)  # validates tokens
+        for name, value in (("d", d), ("d_out", d_out), ("ranks", ranks),
+                            ("value_ranks", value_ranks)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def heads(self) -> int:
+        return len(self.ranks)
+
+    @property
+    def head_shapes(self) -> tuple[tuple[tuple[int, int], ...], ...]:
+        """Shapes of ``(Q_h, K_h, W_h, U_h)`` for each head."""
+        return tuple(((a, self.d), (a, self.d), (rho, self.d), (self.d_out, rho))
+                     for a, rho in zip(self.ranks, self.value_ranks))
+
+    @property
+    def parameter_count(self) -> int:
+        """``sum_h 2 a_h d + rho_h (d + d')``."""
+        return sum(r * c for shapes in self.head_shapes for r, c in shapes)
+
+    @property
+    def symmetry_dimension(self) -> int:
+        """``sum_h (a_h^2 + rho_h^2 + 1)``: ``GL_{a_h}``, ``GL_{rho_h}`` and one scaling per head.
+
+        For a factor wider than it needs to be the orbit is smaller: the fiber of
+        ``(Q, K) -> K^T Q`` has dimension ``2ad - r(2d - r)``, ``r = min(a, d)`` (``a^2`` for
+        ``a <= d``), and that of ``(W, U) -> U W`` has ``rho(d + d') - r(d + d' - r)``,
+        ``r = min(rho, d, d')``.
+        """
+        d, e = self.d, self.d_out
+        total = 0
+        for a, rho in zip(self.ranks, self.value_ranks):
+            r, s = min(a, d), min(rho, d, e)
+            total += 2 * a * d - r * (2 * d - r) + rho * (d + e) - s * (d + e - s) + 1
+        return total
+
+    @property
+    def mixing_pairs(self) -> tuple[tuple[int, int], ...]:
+        """Ordered pairs ``(g, h)`` of heads that can trade a term [derived].
+
+        When ``a_g >= d`` (any ``A_g`` is allowed) and ``rho_h >= min(d, d')`` (any ``V_h``),
+        ``V_g (x) A_g + V_h (x) A_h = V_g (x) (A_g + c A_h) + (V_h - c V_g) (x) A_h``.
+        """
+        free_attention = [a >= self.d for a in self.ranks]
+        free_value = [rho >= min(self.d, self.d_out) for rho in self.value_ranks]
+        return tuple((g, h) for g in range(self.heads) for h in range(self.heads)
+                     if g != h and free_attention[g] and free_value[h])
+
+    @property
+    def span_dimension(self) -> int:
+        """Dimension of the span of one layer's functions, which contains every sum of heads."""
+        return span_dimension(self.d, self.d_out, self.tokens)
+
+    @property
+    def expected_dimension(self) -> int:
+        """``min(span, parameters - symmetries - mixing pairs)`` [derived, checked exactly]."""
+        free = self.parameter_count - self.symmetry_dimension - len(self.mixing_pairs)
+        return min(self.span_dimension, free)
+
+    def head_architecture(self, h: int) -> Architecture:
+        """Head ``h`` as a one-layer architecture (its value ``U_h W_h`` as one matrix)."""
+        return Architecture((self.d, self.d_out), (self.ranks[h],), tokens=self.tokens)
+
+    def __str__(self) -> str:
+        return (f"{self.heads} heads d={self.d} d'={self.d_out} "
+                f"ranks={self.ranks} value_ranks={self.value_ranks} t={self.tokens}")
+
+
+class Head(NamedTuple):
+    """One head's weights: attention ``Q, K`` and value factors ``W`` (``rho x d``), ``U``."""
+
+    Q: np.ndarray
+    K: np.ndarray
+    W: np.ndarray
+    U: np.ndarray
+
+    @property
+    def layer(self) -> Layer:
+        """The head as a one-layer ``(Q, K, V = U W)``."""
+        return Layer(self.Q, self.K, self.U @ self.W)
+
+
+def random_heads(heads: MultiHead, rng=None, *, modulus: int | None = None) -> tuple[Head, ...]:
+    """Random head weights: Gaussian with variance ``1 / (fan-in)``, or residues mod ``modulus``."""
+    rng = as_generator(rng)
+    return tuple(Head(*(_draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
+                 for shapes in heads.head_shapes)
+
+
+def _check_heads(heads: MultiHead, weights) -> tuple[Head, ...]:
+    weights = tuple(weights)
+    if len(weights) != heads.heads:
+        raise ValueError(f"weights must have {heads.heads} heads, got {len(weights)}")
+    checked = []
+    for h, (head, shapes) in enumerate(zip(weights, heads.head_shapes), start=1):
+        arrays = tuple(np.asarray(w, dtype=np.float64) for w in head)
+        if tuple(w.shape for w in arrays) != shapes:
+            raise ValueError(f"head {h} weights (Q, K, W, U) must have shapes {shapes}, "
+                             f"got {tuple(w.shape for w in arrays)}")
+        checked.append(Head(*arrays))
+    return tuple(checked)
+
+
+def multihead_forward(weights, X) -> np.ndarray:
+    """``sum_h U_h W_h X (X^T K_h^T Q_h X)``, each head re-associated in ``O(t)``."""
+    return sum(layer_forward(Head(*head).layer, X) for head in weights)
+
+
+def permute_heads(weights, order) -> tuple[Head, ...]:
+    """The heads in the order ``order`` (a permutation): the same function."""
+    weights = tuple(weights)
+    if sorted(order) != list(range(len(weights))):
+        raise ValueError(f"order must be a permutation of 0..{len(weights) - 1}, got {order!r}")
+    return tuple(weights[h] for h in order)
+
+
+def multihead_jacobian(heads: MultiHead, weights, inputs, *,
+                       modulus: int | None = None) -> np.ndarray:
+    """Jacobian of ``weights -> (F(X_1), ..., F(X_N))``, columns ``(Q_h, K_h, W_h, U_h)`` per head.
+
+    The output is a sum over heads, so the Jacobian is the heads' one-layer Jacobians side by
+    side; ``V = U W`` turns a head's ``V`` columns ``J_V`` into ``J_W = J_V (U kron I)`` and
+    ``J_U = J_V (I kron W^T)`` (from ``dV = U dW + dU W``).
+    """
+    weights = _check_heads(heads, weights)
+    red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))  # noqa: E731
+    if modulus is not None:
+        check_modulus(Architecture((heads.d, heads.d_out), (max(heads.ranks + heads.value_ranks),),
+                                   tokens=heads.tokens), modulus)
+        weights = tuple(Head(*(np.mod(w, modulus) for w in head)) for head in weights)
+    blocks = []
+    for h, head in enumerate(weights):
+        J = jacobian(heads.head_architecture(h), [Layer(*head.layer[:2], red(head.U @ head.W))],
+                     inputs, modulus=modulus)
+        attention = 2 * head.Q.size
+        J_V = J[:, attention:].reshape(len(J), heads.d_out, heads.d)
+        J_W = red(np.einsum("noi,or->nri", J_V, head.U)).reshape(len(J), -1)
+        J_U = red(np.einsum("noi,ri->nor", J_V, head.W)).reshape(len(J), -1)
+        blocks += [J[:, :attention], J_W, J_U]
+    return np.concatenate(blocks, axis=1)
+
+
+def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = None) -> np.ndarray:
+    """Tangents of the per-head symmetries at ``weights``, one per row, in parameter coordinates.
+
+    ``E`` in ``gl_{a_h}``: ``(dQ_h, dK_h) = (E Q_h, -E^T K_h)``; ``E`` in ``gl_{rho_h}``:
+    ``(dW_h, dU_h) = (E W_h, -U_h E)``; the scaling ``(dQ_h, dW_h) = (Q_h, -W_h)``; and one
+    direction per pair of :attr:`MultiHead.mixing_pairs` [derived].
+    """
+    weights = _check_heads(heads, weights)
+    rows = []
+    place = _placer(heads.head_shapes, rows)
+    for h, (Q, K, W, U) in enumerate(weights):
+        ea, er = np.eye(len(Q)), np.eye(len(W))
+        place(len(Q) ** 2, {(h, 0): np.einsum("rx,sy->rsxy", ea, Q),
+                            (h, 1): -np.einsum("sx,ry->rsxy", ea, K)})
+        place(len(W) ** 2, {(h, 2): np.einsum("rx,sy->rsxy", er, W),
+                            (h, 3): -np.einsum("xr,sy->rsxy", U, er)})
+        place(1, {(h, 0): Q, (h, 2): -W})
+    for g, h in heads.mixing_pairs:
+        place(1, _mixing(weights[g], weights[h], g, h, modulus))
+    tangents = np.concatenate(rows)
+    return tangents if modulus is None else np.mod(tangents, modulus)
+
+
+def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> dict:
+    """The direction ``(dA_g, dV_h) = (A_h, -V_g)`` in parameters (see ``mixing_pairs``).
+
+    ``dQ_g = K_g (K_g^T K_g)^{-1} A_h``; ``-V_g = dU_h W_h`` with
+    ``dU_h = -V_g (W_h^T W_h)^{-1} W_h^T`` when ``rho_h >= d``, else ``-V_g = U_h dW_h`` with
+    ``dW_h = -U_h^T (U_h U_h^T)^{-1} V_g``. Empty where an inverse does not exist.
+    """
+    Q, K, W, U = head_h
+    Kg, Vg = head_g.K, head_g.layer.V
+    inverse = _inverse(Kg.T @ Kg, modulus)
+    if inverse is None:
+        return {}
+    parts = {(g, 0): Kg @ inverse @ (K.T @ Q)}
+    if W.shape[0] >= W.shape[1]:
+        inverse = _inverse(W.T @ W, modulus)
+        parts[(h, 3)] = None if inverse is None else -Vg @ inverse @ W.T
+    else:
+        inverse = _inverse(U @ U.T, modulus)
+        parts[(h, 2)] = None if inverse is None else -U.T @ inverse @ Vg
+    return {} if any(v is None for v in parts.values()) else parts
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadsDimension:
+    """Exact bounds on the dimension of a multi-head layer's function space.
+
+    ``rank``: Jacobian rank mod ``modulus`` on ``samples`` inputs, a proved lower bound.
+    ``upper_bound``: the span's dimension, or parameters minus the rank of the fiber tangents of
+    :func:`head_symmetry_tangents` if smaller. ``stopped``:
+    as in :func:`~lsa_helpers.dimension.dimension`.
+    """
+
+    heads: MultiHead
+    rank: int
+    upper_bound: int
+    samples: int
+    stopped: str
+
+    @property
+    def certified_dimension(self) -> int | None:
+        return self.rank if self.rank == self.upper_bound else None
+
+
+def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME) -> HeadsDimension:
+    """Exact rank mod ``modulus`` at a random point, with adaptively many inputs, and its bounds.
+
+    Examples
+    --------
+    >>> multihead_dimension(MultiHead(4, 4, ranks=(2, 2), value_ranks=(2, 2)), rng=0).rank
+    46
+    """
+    rng = as_generator(rng)
+    weights = random_heads(heads, rng, modulus=modulus)
+    tangents = head_symmetry_tangents(heads, weights, modulus=modulus)
+    upper = min(heads.span_dimension, heads.parameter_count - exact_rank(tangents, modulus))
+    arch = heads.head_architecture(0)
+
+    def rows(n):
+        inputs = _draw(rng, (n, heads.d, heads.tokens), modulus, 1.0)
+        return multihead_jacobian(heads, weights, inputs, modulus=modulus)
+
+    count = ceil(heads.parameter_count / (heads.d_out * arch.tokens))
+    rank, samples, stopped, _ = grow_rank(rows, count, upper, modulus=modulus, rng=rng)
+    return HeadsDimension(heads, rank, upper, samples, stopped)

@@ -1,0 +1,113 @@
+"""Multi-head lightning attention: forward, head permutations, Jacobian, exact dimensions."""
+
+import numpy as np
+import pytest
+
+from lsa_helpers import (Head, MultiHead, head_symmetry_tangents, layer_forward,
+                         multihead_dimension, multihead_forward, multihead_jacobian,
+                         permute_heads, random_heads)
+
+
+def test_parameters_and_counts():
+    heads = MultiHead(4, 4, ranks=(2, 2), value_ranks=(2, 2))
+    assert heads.heads == 2 and heads.parameter_count == 2 * (2 * 2 * 4 + 2 * 8) == 64
+    assert heads.symmetry_dimension == 2 * (4 + 4 + 1) and heads.mixing_pairs == ()
+    assert heads.expected_dimension == 64 - 18
+    full = MultiHead(3, 3, ranks=(3, 3, 3), value_ranks=(3, 3, 3))
+    assert len(full.mixing_pairs) == 6  # every ordered pair: GL_3 mixes the heads
+    assert MultiHead(2, 2, (2, 1), (1, 2)).mixing_pairs == ((0, 1),)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(d=0, d_out=2, ranks=(1,), value_ranks=(1,)), "d must be positive integers"),
+    (dict(d=2, d_out=2, ranks=(1, 1), value_ranks=(1,)), "value_ranks must have one entry"),
+    (dict(d=2, d_out=2, ranks=(), value_ranks=()), "ranks must be positive integers"),
+    (dict(d=2, d_out=2, ranks=(1,), value_ranks=(1,), tokens=0), "tokens must be an integer >= 1"),
+])
+def test_bad_architecture(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MultiHead(**kwargs)
+
+
+def test_forward_is_the_sum_of_heads_and_heads_commute(rng):
+    heads = MultiHead(3, 2, ranks=(2, 1, 3), value_ranks=(1, 2, 2))
+    w = random_heads(heads, rng)
+    X = rng.normal(size=(5, 3, 4))
+    total = sum(layer_forward((h.Q, h.K, h.U @ h.W), X) for h in w)
+    assert np.allclose(multihead_forward(w, X), total)
+    for order in ([1, 0, 2], [2, 1, 0]):
+        assert np.allclose(multihead_forward(permute_heads(w, order), X), total)
+    with pytest.raises(ValueError, match="order must be a permutation of 0..2"):
+        permute_heads(w, [0, 0, 1])
+
+
+def test_value_rank_is_at_most_rho(rng):
+    heads = MultiHead(4, 4, ranks=(2,), value_ranks=(1,))
+    (head,) = random_heads(heads, rng)
+    assert np.linalg.matrix_rank(head.layer.V) == 1
+
+
+def _flat(w):
+    return np.concatenate([np.ravel(m) for head in w for m in head])
+
+
+def _unflat(heads, v):
+    out, i = [], 0
+    for shapes in heads.head_shapes:
+        parts = []
+        for r, c in shapes:
+            parts.append(v[i:i + r * c].reshape(r, c))
+            i += r * c
+        out.append(Head(*parts))
+    return out
+
+
+def test_jacobian_matches_finite_differences(rng):
+    heads = MultiHead(3, 2, ranks=(2, 1), value_ranks=(1, 2))
+    w = random_heads(heads, rng)
+    X = rng.normal(size=(4, 3, 3))
+    J = multihead_jacobian(heads, w, X)
+    v, eps = _flat(w), 1e-6
+    fd = np.stack([(multihead_forward(_unflat(heads, v + eps * e), X)
+                    - multihead_forward(_unflat(heads, v - eps * e), X)).ravel() / (2 * eps)
+                   for e in np.eye(len(v))], axis=1)
+    assert J.shape == (4 * 2 * 3, heads.parameter_count)
+    assert np.abs(J - fd).max() < 1e-7 * np.abs(fd).max()
+
+
+def test_exact_jacobian_is_the_integer_jacobian_reduced(rng):
+    heads = MultiHead(2, 2, ranks=(2, 1), value_ranks=(1, 2))
+    w = [Head(*(rng.integers(-2, 3, size=s).astype(float) for s in shapes))
+         for shapes in heads.head_shapes]
+    X = rng.integers(-2, 3, size=(3, 2, 3)).astype(float)
+    p = 1048573
+    assert np.array_equal(multihead_jacobian(heads, w, X, modulus=p),
+                          np.mod(multihead_jacobian(heads, w, X), p))
+
+
+def test_symmetry_and_mixing_tangents_are_fiber_directions(rng):
+    heads = MultiHead(2, 2, ranks=(2, 1), value_ranks=(1, 2))
+    w = random_heads(heads, rng)
+    T = head_symmetry_tangents(heads, w)
+    assert T.shape[0] == (4 + 1 + 1) + (1 + 4 + 1) + 1
+    J = multihead_jacobian(heads, w, rng.normal(size=(6, 2, 3)))
+    assert np.abs(J @ T.T).max() < 1e-10 * np.abs(J).max()
+
+
+@pytest.mark.parametrize("d, d_out, ranks, value_ranks", [
+    (4, 4, (4,), (4,)), (4, 4, (2, 2), (2, 2)), (4, 4, (1, 1, 1, 1), (1, 1, 1, 1)),
+    (3, 3, (3, 3), (3, 3)), (2, 2, (2, 1), (1, 2)), (2, 2, (1,) * 5, (1,) * 5),
+    (3, 2, (3, 1, 3), (1, 2, 2)), (3, 2, (5, 1), (4, 3)),
+])
+def test_certified_dimension_is_the_expected_count(d, d_out, ranks, value_ranks):
+    heads = MultiHead(d, d_out, ranks, value_ranks)
+    result = multihead_dimension(heads, rng=0)
+    assert result.certified_dimension == heads.expected_dimension
+    assert result.stopped == "met upper bound"
+
+
+def test_more_heads_at_a_fixed_budget_give_a_larger_function_space():
+    dims = [multihead_dimension(MultiHead(4, 4, (4 // h,) * h, (4 // h,) * h), rng=0)
+            for h in (1, 2, 4)]
+    assert {r.heads.parameter_count for r in dims} == {64}
+    assert [r.certified_dimension for r in dims] == [31, 46, 52]
