@@ -12,7 +12,7 @@ from .symmetries import fiber_kind, function_distance, rank_one_swap
 from .weights import as_generator, layer_from_attention
 
 __all__ = ["polynomial_explorer", "fiber_explorer", "dimension_explorer", "softmax_explorer",
-           "deep_explorer", "boundary_explorer"]
+           "deep_explorer", "boundary_explorer", "multihead_explorer"]
 
 
 def _sliders(**ranges):
@@ -318,3 +318,42 @@ def boundary_explorer():
                                    continuous_update=False)
                for name, value in (("alpha", 0.5), ("beta", 1.0), ("gamma", 0.0))}
     return w.interactive(show, **sliders)
+
+
+def multihead_explorer(*, seed: int = 0):
+    """Sliders for ``d, d', heads, a, rho``: the counts of a multi-head layer against its dimension.
+
+    Every head has attention rank ``a`` and value rank ``rho``; the bars go from the parameters
+    down through the known fiber directions to the expected count, beside the certified dimension.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from .multihead import MultiHead, multihead_dimension
+
+    def show(d, d_out, heads, a, rho):
+        layer = MultiHead(d, d_out, (a,) * heads, (rho,) * heads)
+        found = multihead_dimension(layer, rng=seed)
+        facts = {"parameters": layer.parameter_count,
+                 "GL_a, GL_rho and scalings": layer.symmetry_dimension,
+                 "mixing pairs": len(layer.mixing_pairs), "span": layer.span_dimension,
+                 "expected": layer.expected_dimension, "exact rank": found.rank,
+                 "certified": found.certified_dimension}
+        print(f"{layer}:  {layer.parameter_count} parameters   "
+              f"symmetries {layer.symmetry_dimension}   mixing pairs {len(layer.mixing_pairs)}   "
+              f"span {layer.span_dimension}   expected {layer.expected_dimension}   "
+              f"exact rank {found.rank}   certified {found.certified_dimension}")
+        fig, ax = plt.subplots(figsize=(6, 2.6))
+        labels = ["parameters", "span", "expected", "exact rank"]
+        values = [layer.parameter_count, layer.span_dimension, layer.expected_dimension,
+                  found.rank]
+        ax.barh(labels, values, color=["0.7", "0.85", "C1", "C2"])
+        for y, v in enumerate(values):
+            ax.text(v, y, f" {v}", va="center")
+        ax.set_xlim(0, 1.15 * max(values))
+        ax.invert_yaxis()
+        plt.show()
+        return facts
+
+    return w.interactive(show, **_sliders(d=(1, 4, 5), d_out=(1, 4, 5), heads=(1, 2, 5),
+                                          a=(1, 2, 5), rho=(1, 2, 5)))

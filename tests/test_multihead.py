@@ -111,3 +111,18 @@ def test_more_heads_at_a_fixed_budget_give_a_larger_function_space():
             for h in (1, 2, 4)]
     assert {r.heads.parameter_count for r in dims} == {64}
     assert [r.certified_dimension for r in dims] == [31, 46, 52]
+
+
+@pytest.mark.parametrize("values, expected", [
+    (dict(d=4, d_out=4, heads=2, a=2, rho=2), dict(parameters=64, expected=46, certified=46)),
+    (dict(d=2, d_out=2, heads=2, a=2, rho=2), dict(parameters=32, expected=12, certified=12)),
+    (dict(d=1, d_out=1, heads=1, a=1, rho=1), dict(parameters=4, expected=1, certified=1)),
+    (dict(d=5, d_out=5, heads=5, a=5, rho=5), dict(expected=225, certified=225)),
+])
+def test_multihead_explorer(values, expected, caplog):
+    from widget_support import set_and_run
+
+    from lsa_helpers.widgets import multihead_explorer
+
+    facts = set_and_run(multihead_explorer(), caplog, **values)
+    assert {key: facts[key] for key in expected} == expected
