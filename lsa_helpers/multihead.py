@@ -14,7 +14,7 @@ from .formulas import span_dimension
 from .forward import layer_forward
 from .jacobian import _residues, check_modulus, jacobian
 from .rank import PRIME, exact_rank
-from .symmetries import _inverse, _placer
+from .symmetries import _inverse, _kernel, _placer
 from .weights import Layer, _draw, as_generator
 
 __all__ = ["MultiHead", "Head", "random_heads", "multihead_forward", "permute_heads",
@@ -103,7 +103,11 @@ class MultiHead:
 
     @property
     def expected_dimension(self) -> int:
-        """``min(span, parameters - symmetries - mixing pairs)`` [derived, checked exactly]."""
+        """``min(span, parameters - symmetries - mixing pairs)``: a count, not a theorem.
+
+        Right when the known fiber directions are independent and there are no others: exact
+        ranks confirm it for equal heads, and find it off where ``d' = 1`` or heads differ.
+        """
         free = self.parameter_count - self.symmetry_dimension - len(self.mixing_pairs)
         return min(self.span_dimension, free)
 
@@ -191,26 +195,36 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
 
 
 def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = None) -> np.ndarray:
-    """Tangents of the per-head symmetries at ``weights``, one per row, in parameter coordinates.
+    """Known fiber directions at ``weights``, one per row, in parameter coordinates.
 
-    ``E`` in ``gl_{a_h}``: ``(dQ_h, dK_h) = (E Q_h, -E^T K_h)``; ``E`` in ``gl_{rho_h}``:
-    ``(dW_h, dU_h) = (E W_h, -U_h E)``; the scaling ``(dQ_h, dW_h) = (Q_h, -W_h)``; and one
-    direction per pair of :attr:`MultiHead.mixing_pairs` [derived].
+    Per head: the tangent space of the fiber of ``(Q_h, K_h) -> K_h^T Q_h`` (the ``GL_{a_h}``
+    orbit, :func:`_product_fiber`), that of ``(W_h, U_h) -> U_h W_h`` (larger than the
+    ``GL_{rho_h}`` orbit when ``min(d, d') < rho_h < max(d, d')``), and the scaling
+    ``(dQ_h, dW_h) = (Q_h, -W_h)``; then one direction per pair of
+    :attr:`MultiHead.mixing_pairs` [derived].
     """
     weights = _check_heads(heads, weights)
     rows = []
     place = _placer(heads.head_shapes, rows)
     for h, (Q, K, W, U) in enumerate(weights):
-        ea, er = np.eye(len(Q)), np.eye(len(W))
-        place(len(Q) ** 2, {(h, 0): np.einsum("rx,sy->rsxy", ea, Q),
-                            (h, 1): -np.einsum("sx,ry->rsxy", ea, K)})
-        place(len(W) ** 2, {(h, 2): np.einsum("rx,sy->rsxy", er, W),
-                            (h, 3): -np.einsum("xr,sy->rsxy", U, er)})
+        dKt, dQ = _product_fiber(K.T, Q, modulus)
+        place(len(dQ), {(h, 0): dQ, (h, 1): np.swapaxes(dKt, 1, 2)})
+        dU, dW = _product_fiber(U, W, modulus)
+        place(len(dW), {(h, 2): dW, (h, 3): dU})
         place(1, {(h, 0): Q, (h, 2): -W})
     for g, h in heads.mixing_pairs:
         place(1, _mixing(weights[g], weights[h], g, h, modulus))
     tangents = np.concatenate(rows)
     return tangents if modulus is None else np.mod(tangents, modulus)
+
+
+def _product_fiber(L: np.ndarray, R: np.ndarray, modulus: int | None):
+    """A basis ``(dL, dR)`` of ``{dL R + L dR = 0}``: the tangent space of the fiber of ``L R``."""
+    (m, k), n = L.shape, R.shape[1]
+    M = np.concatenate([np.einsum("xi,ry->xyir", np.eye(m), R).reshape(m * n, m * k),
+                        np.einsum("xr,yj->xyrj", L, np.eye(n)).reshape(m * n, k * n)], axis=1)
+    basis = _kernel(M if modulus is None else np.mod(M, modulus), modulus)
+    return basis[:, :m * k].reshape(-1, m, k), basis[:, m * k:].reshape(-1, k, n)
 
 
 def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> dict:
@@ -220,18 +234,24 @@ def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> 
     ``dU_h = -V_g (W_h^T W_h)^{-1} W_h^T`` when ``rho_h >= d``, else ``-V_g = U_h dW_h`` with
     ``dW_h = -U_h^T (U_h U_h^T)^{-1} V_g``. Empty where an inverse does not exist.
     """
+    def mul(*factors):  # a product, reduced mod p after every step (exact in float64)
+        out = factors[0]
+        for factor in factors[1:]:
+            out = out @ factor if modulus is None else np.mod(out @ factor, modulus)
+        return out
+
     Q, K, W, U = head_h
-    Kg, Vg = head_g.K, head_g.layer.V
-    inverse = _inverse(Kg.T @ Kg, modulus)
+    Kg, Vg = head_g.K, mul(head_g.U, head_g.W)
+    inverse = _inverse(mul(Kg.T, Kg), modulus)
     if inverse is None:
         return {}
-    parts = {(g, 0): Kg @ inverse @ (K.T @ Q)}
+    parts = {(g, 0): mul(Kg, inverse, mul(K.T, Q))}
     if W.shape[0] >= W.shape[1]:
-        inverse = _inverse(W.T @ W, modulus)
-        parts[(h, 3)] = None if inverse is None else -Vg @ inverse @ W.T
+        inverse = _inverse(mul(W.T, W), modulus)
+        parts[(h, 3)] = None if inverse is None else -mul(Vg, inverse, W.T)
     else:
-        inverse = _inverse(U @ U.T, modulus)
-        parts[(h, 2)] = None if inverse is None else -U.T @ inverse @ Vg
+        inverse = _inverse(mul(U, U.T), modulus)
+        parts[(h, 2)] = None if inverse is None else -mul(U.T, inverse, Vg)
     return {} if any(v is None for v in parts.values()) else parts
 
 

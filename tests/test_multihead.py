@@ -98,12 +98,25 @@ def test_symmetry_and_mixing_tangents_are_fiber_directions(rng):
     (4, 4, (4,), (4,)), (4, 4, (2, 2), (2, 2)), (4, 4, (1, 1, 1, 1), (1, 1, 1, 1)),
     (3, 3, (3, 3), (3, 3)), (2, 2, (2, 1), (1, 2)), (2, 2, (1,) * 5, (1,) * 5),
     (3, 2, (3, 1, 3), (1, 2, 2)), (3, 2, (5, 1), (4, 3)),
+    (4, 1, (2, 1), (3, 1)),  # min(d, d') < rho < max(d, d'): more than the GL_rho orbit
 ])
 def test_certified_dimension_is_the_expected_count(d, d_out, ranks, value_ranks):
     heads = MultiHead(d, d_out, ranks, value_ranks)
     result = multihead_dimension(heads, rng=0)
     assert result.certified_dimension == heads.expected_dimension
     assert result.stopped == "met upper bound"
+
+
+def test_bounds_hold_on_random_layers():
+    """Exact rank <= upper bound on random shapes (d = 1 included, where heads overlap most)."""
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        d, d_out, h = (int(x) for x in rng.integers(1, 4, 3))
+        heads = MultiHead(d, d_out, tuple(int(a) for a in rng.integers(1, d + 2, h)),
+                          tuple(int(r) for r in rng.integers(1, max(d, d_out) + 2, h)))
+        result = multihead_dimension(heads, rng=0)
+        assert result.rank <= result.upper_bound <= heads.parameter_count, heads
+        assert result.stopped != "exceeds upper bound"
 
 
 def test_more_heads_at_a_fixed_budget_give_a_larger_function_space():
