@@ -106,7 +106,8 @@ class MultiHead:
         """``min(span, parameters - symmetries - mixing pairs)``: a count, not a theorem.
 
         Right when the known fiber directions are independent and there are no others: exact
-        ranks confirm it for equal heads, and find it off where ``d' = 1`` or heads differ.
+        ranks confirm it for the transformer split ``a_h = rho_h = d / h`` (all ``d, d' <= 8``)
+        and find it off elsewhere, e.g. two heads with ``d = 3, d' = 1, a = 2`` (notebook 07).
         """
         free = self.parameter_count - self.symmetry_dimension - len(self.mixing_pairs)
         return min(self.span_dimension, free)
