@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     dim.add_argument("--ranks", type=_sizes("ranks"), required=True, help="a_1,...,a_l")
     dim.add_argument("--softmax", action="store_true", help="normalized attention")
     dim.add_argument("--tokens", type=int, default=3, help="tokens per input (default 3)")
+    dim.add_argument("--skip", action="store_true", help="residual blocks Y + phi(Y)")
     dim.add_argument("--method", choices=METHODS, default="auto",
                      help="auto: certified for lightning, float for softmax")
     dim.add_argument("--seed", type=int, default=0)
@@ -62,11 +63,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _dimension(args) -> str:
     arch = Architecture(args.widths, args.ranks, "softmax" if args.softmax else "lightning",
-                        args.tokens)
+                        args.tokens, skip=args.skip)
     result = dimension(arch, method=args.method, rng=args.seed)
     record = {
         "widths": list(arch.widths), "ranks": list(arch.ranks),
-        "normalization": arch.normalization, "tokens": arch.tokens,
+        "normalization": arch.normalization, "tokens": arch.tokens, "skip": arch.skip,
         "parameters": arch.parameter_count, "formula_dimension": result.formula.value,
         "formula_status": result.formula.status, "rank": result.rank, "method": result.method,
         "upper_bound": result.upper_bound, "certified_dimension": result.certified_dimension,

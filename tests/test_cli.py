@@ -39,6 +39,13 @@ def test_collapse_has_null_formula_and_is_certified(capsys):
     assert record["rank"] == record["upper_bound"] == record["certified_dimension"] == 18
 
 
+def test_skip_connections(capsys):
+    assert main(["dimension", "--widths", "3,3,3", "--ranks", "2,2", "--skip", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["skip"] is True and record["parameters"] == 42
+    assert record["formula_dimension"] == record["certified_dimension"] == 32
+
+
 def test_plain_text_output(capsys):
     assert main(["dimension", "--widths", "3,3", "--ranks", "3", "--tokens", "2"]) == 0
     out = capsys.readouterr().out
@@ -57,6 +64,8 @@ def test_plain_text_output(capsys):
     (["--widths", "3,3", "--ranks", "2", "--method", "fast"],
      "argument --method: invalid choice: 'fast' (choose from 'auto', 'float', 'exact', 'certified')"),
     (["--widths", "3,3"], "the following arguments are required: --ranks"),
+    (["--widths", "3,2", "--ranks", "2", "--skip"],
+     "skip=True needs equal widths (Y + phi(Y)), got widths=(3, 2)"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert main(["dimension", *args]) == 2
