@@ -15,7 +15,7 @@ from .forward import layer_forward
 from .jacobian import _residues, check_modulus, jacobian
 from .rank import PRIME, exact_rank
 from .symmetries import _inverse, _kernel, _placer
-from .weights import Layer, _draw, as_generator
+from .weights import Layer, _draw, as_generator, checked_shapes
 
 __all__ = ["MultiHead", "Head", "random_heads", "multihead_forward", "permute_heads",
            "multihead_jacobian", "head_symmetry_tangents", "HeadsDimension", "multihead_dimension"]
@@ -143,17 +143,7 @@ def random_heads(heads: MultiHead, rng=None, *, modulus: int | None = None) -> t
 
 
 def _check_heads(heads: MultiHead, weights) -> tuple[Head, ...]:
-    weights = tuple(weights)
-    if len(weights) != heads.heads:
-        raise ValueError(f"weights must have {heads.heads} heads, got {len(weights)}")
-    checked = []
-    for h, (head, shapes) in enumerate(zip(weights, heads.head_shapes), start=1):
-        arrays = tuple(np.asarray(w, dtype=np.float64) for w in head)
-        if tuple(w.shape for w in arrays) != shapes:
-            raise ValueError(f"head {h} weights (Q, K, W, U) must have shapes {shapes}, "
-                             f"got {tuple(w.shape for w in arrays)}")
-        checked.append(Head(*arrays))
-    return tuple(checked)
+    return checked_shapes(weights, heads.head_shapes, Head, "head")
 
 
 def multihead_forward(weights, X) -> np.ndarray:

@@ -87,16 +87,7 @@ def check_weights(arch: Architecture, weights, *, modulus: int | None = None) ->
 
     With a ``modulus`` the weights must be integers; they are returned reduced mod ``modulus``.
     """
-    weights = tuple(weights)
-    if len(weights) != arch.layers:
-        raise ValueError(f"weights must have {arch.layers} layers, got {len(weights)}")
-    layers = []
-    for i, (layer, shapes) in enumerate(zip(weights, arch.layer_shapes), start=1):
-        arrays = tuple(np.asarray(w, dtype=np.float64) for w in layer)
-        got = tuple(w.shape for w in arrays)
-        if got != shapes:
-            raise ValueError(f"layer {i} weights (Q, K, V) must have shapes {shapes}, got {got}")
-        layers.append(Layer(*arrays))
+    layers = checked_shapes(weights, arch.layer_shapes, Layer, "layer")
     if modulus is None:
         return tuple(layers)
     if not isinstance(modulus, (int, np.integer)) or modulus < 2:
@@ -104,6 +95,25 @@ def check_weights(arch: Architecture, weights, *, modulus: int | None = None) ->
     if any(not np.array_equal(w, np.round(w)) for layer in layers for w in layer):
         raise ValueError("weights must be integers when a modulus is given")
     return tuple(Layer(*(np.mod(w, modulus) for w in layer)) for layer in layers)
+
+
+def checked_shapes(groups, shapes, kind, name: str) -> tuple:
+    """``groups`` as a tuple of ``kind`` (a NamedTuple of float64 arrays) with the given shapes.
+
+    Raises a one-line ``ValueError`` naming the ``name`` (layer or head) whose shapes differ.
+    """
+    groups = tuple(groups)
+    if len(groups) != len(shapes):
+        raise ValueError(f"weights must have {len(shapes)} {name}s, got {len(groups)}")
+    checked = []
+    for i, (group, expected) in enumerate(zip(groups, shapes), start=1):
+        arrays = tuple(np.asarray(w, dtype=np.float64) for w in group)
+        got = tuple(w.shape for w in arrays)
+        if got != expected:
+            raise ValueError(f"{name} {i} weights ({', '.join(kind._fields)}) must have shapes "
+                             f"{expected}, got {got}")
+        checked.append(kind(*arrays))
+    return tuple(checked)
 
 
 def weights_to_vector(weights) -> np.ndarray:

@@ -23,6 +23,19 @@ def _sliders(**ranges):
             for name, (low, value, high) in ranges.items()}
 
 
+def _bars(labels, values, colors, *, height: float = 2.6, margin: float = 1.15):
+    """Horizontal bars, top to bottom, each with its value written at its end; the axes."""
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=(6, height))
+    ax.barh(labels, values, color=colors)
+    for y, v in enumerate(values):
+        ax.text(v, y, f" {v}", va="center")
+    ax.set_xlim(0, margin * max(values))
+    ax.invert_yaxis()
+    return ax
+
+
 def polynomial_explorer():
     """Sliders for ``d, d', a, t``: the size of the polynomial and the cost of both orders."""
     import ipywidgets as w
@@ -120,14 +133,9 @@ def dimension_explorer(*, seed: int = 0):
               f"exact rank {exact.rank}   certified {exact.certified_dimension}")
         if formula.value is None:
             print(f"no formula: {formula.reason}")
-        fig, ax = plt.subplots(figsize=(6, 2.6))
-        labels = ["parameters", "formula", "float rank", "exact rank"]
-        values = [arch.parameter_count, formula.value or 0, floating.rank, exact.rank]
-        ax.barh(labels, values, color=["0.7", "C1", "C0", "C2"])
-        for y, v in enumerate(values):
-            ax.text(v, y, f" {v}", va="center")
-        ax.set_xlim(0, 1.15 * max(values))
-        ax.invert_yaxis()
+        _bars(["parameters", "formula", "float rank", "exact rank"],
+              [arch.parameter_count, formula.value or 0, floating.rank, exact.rank],
+              ["0.7", "C1", "C0", "C2"])
         plt.show()
         return facts
 
@@ -163,14 +171,9 @@ def softmax_explorer(*, seed: int = 0):
         print(f"  formula lightning + l [{formula.status}]: {formula.value}")
         if rank > width:
             print(f"  (a = {rank} > d = {width}: the extra rank adds parameters, not dimension)")
-        fig, ax = plt.subplots(figsize=(6, 2.4))
-        labels = ["parameters", "lightning (certified)", "softmax (float rank)"]
-        values = [lightning.parameter_count, certified or 0, found.rank]
-        ax.barh(labels, values, color=["0.7", "C0", "C1"])
-        for y, v in enumerate(values):
-            ax.text(v, y, f" {v}", va="center")
-        ax.set_xlim(0, 1.2 * max(values))
-        ax.invert_yaxis()
+        ax = _bars(["parameters", "lightning (certified)", "softmax (float rank)"],
+                   [lightning.parameter_count, certified or 0, found.rank], ["0.7", "C0", "C1"],
+                   height=2.4, margin=1.2)
         ax.set_title(f"depth {depth}: softmax - lightning = {difference}")
         plt.show()
         return facts
@@ -343,15 +346,9 @@ def multihead_explorer(*, seed: int = 0):
               f"symmetries {layer.symmetry_dimension}   mixing pairs {len(layer.mixing_pairs)}   "
               f"span {layer.span_dimension}   expected {layer.expected_dimension}   "
               f"exact rank {found.rank}   certified {found.certified_dimension}")
-        fig, ax = plt.subplots(figsize=(6, 2.6))
-        labels = ["parameters", "span", "expected", "exact rank"]
-        values = [layer.parameter_count, layer.span_dimension, layer.expected_dimension,
-                  found.rank]
-        ax.barh(labels, values, color=["0.7", "0.85", "C1", "C2"])
-        for y, v in enumerate(values):
-            ax.text(v, y, f" {v}", va="center")
-        ax.set_xlim(0, 1.15 * max(values))
-        ax.invert_yaxis()
+        _bars(["parameters", "span", "expected", "exact rank"],
+              [layer.parameter_count, layer.span_dimension, layer.expected_dimension, found.rank],
+              ["0.7", "0.85", "C1", "C2"])
         plt.show()
         return facts
 

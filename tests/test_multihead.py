@@ -139,3 +139,13 @@ def test_multihead_explorer(values, expected, caplog):
 
     facts = set_and_run(multihead_explorer(), caplog, **values)
     assert {key: facts[key] for key in expected} == expected
+
+
+def test_bad_weights_name_the_head(rng):
+    heads = MultiHead(3, 2, ranks=(2, 1), value_ranks=(1, 2))
+    w = list(random_heads(heads, rng))
+    with pytest.raises(ValueError, match="weights must have 2 heads, got 1"):
+        multihead_jacobian(heads, w[:1], rng.normal(size=(1, 3, 3)))
+    w[1] = Head(w[1].Q, w[1].K, w[1].W.T, w[1].U)
+    with pytest.raises(ValueError, match=r"head 2 weights \(Q, K, W, U\) must have shapes"):
+        head_symmetry_tangents(heads, w)
