@@ -44,11 +44,15 @@ for widths, ranks in [((3, 3, 3), (2, 2)), ((4, 4, 4, 4), (2, 2, 2)), ((5, 5, 5)
 # A rank-one middle layer: without skips the tokens collapse to a line after layer 2, layer 3 sees only
 # sym(A_3), and the plain network loses more than the d^2 per hidden layer; the identity path of the
 # residual network keeps the tokens apart, so nothing collapses and the gain is larger.
-gain = skip_gain((3, 3, 3, 3), (3, 1, 3))
+my_architecture = ((3, 3, 3, 3), (3, 1, 3))
+gain = skip_gain(*my_architecture)
 print("gain for widths (3, 3, 3, 3), ranks (3, 1, 3):", gain, " (l - 1) d^2 =", 2 * 9)
-assert formula_dimension(Architecture((3, 3, 3, 3), (3, 1, 3))).value is None
+assert formula_dimension(Architecture(*my_architecture)).value is None
 assert gain == 47 - 26 > 2 * 9
 assert skip_gain((3, 3, 3), (2, 2)) == 9 and skip_gain((4, 4, 4, 4), (2, 2, 2)) == 32
+widths, ranks = my_architecture
+assert len(ranks) == 3 and len(set(widths)) == 1
+assert skip_gain(widths, ranks) != (len(ranks) - 1) * widths[0] ** 2
 
 
 # --- Exercise 3 (prove and compute): the equations of M(2, 1, 1) -------------------------------
@@ -60,7 +64,8 @@ assert skip_gain((3, 3, 3), (2, 2)) == 9 and skip_gain((4, 4, 4, 4), (2, 2, 2)) 
 # is the coefficient vector of the binary quadric z_0 s_0^2 + z_1 s_0 s_1 + z_2 s_1^2 =
 # (v_0 s_0 + v_1 s_1)(u_0 s_0 + u_1 s_1) when that quadric splits into real linear factors (an open set,
 # discriminant > 0); so the layers fill an open part of the rank <= 1 matrices, which have dimension
-# 3 + 2 - 1 = 4. Both sides have dimension 4.
+# 3 + 2 - 1 = 4. Both sides have dimension 4. Over the reals the layers are the rank <= 1 matrices whose
+# quadric splits (c_01,q^2 >= 4 c_00,q c_11,q): the minors cut out the Zariski closure, not the set itself.
 
 def minors(coordinates):
     # The three 2 x 2 minors of C = [[c00_0, c00_1], [c01_0, c01_1], [c11_0, c11_1]].
