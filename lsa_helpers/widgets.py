@@ -7,9 +7,9 @@ import numpy as np
 from .architecture import Architecture
 from .dimension import dimension
 from .formulas import formula_dimension, monomials_per_entry, span_dimension
-from .forward import multiplication_counts
+from .forward import layer_forward, multiplication_counts
 from .symmetries import fiber_kind, function_distance, rank_one_swap
-from .weights import as_generator, layer_from_attention
+from .weights import as_generator, layer_from_attention, random_inputs
 
 __all__ = ["polynomial_explorer", "fiber_explorer", "dimension_explorer", "softmax_explorer",
            "deep_explorer", "boundary_explorer", "multihead_explorer"]
@@ -74,8 +74,9 @@ def _random_of_rank(rng, rows: int, cols: int, rank: int) -> np.ndarray:
 def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
     """Sliders for ``rk A`` and ``rk V``: which case of the fiber theorem, checked on the function.
 
-    Shows how far (relative to the function) three moves take ``phi``: the scaling
-    ``(2A, V/2)``, the rank-one swap (when it exists) and a random perturbation of size 1e-3.
+    Shows how far three moves take ``phi``: the scaling ``(2A, V/2)``, the rank-one swap (when it
+    exists) and a random perturbation of ``A`` of size 1e-3; relative to ``phi``, or, when
+    ``phi = 0``, the largest output of the moved layer on random inputs.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -92,15 +93,21 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
                  "random nudge 1e-3": layer_from_attention(A + 1e-3 * rng.normal(size=A.shape), V)}
         if kind == "swap":
             moves["rank-one swap"] = rank_one_swap(layer)
-        distances = {name: function_distance(arch, [layer], [other], seed) if kind != "zero"
-                     else 0.0 for name, other in moves.items()}
+        if kind == "zero":  # no relative change from 0: the size of the moved function instead
+            X = random_inputs(arch, 8, seed)
+            distances = {name: float(np.abs(layer_forward(other, X)).max())
+                         for name, other in moves.items()}
+        else:
+            distances = {name: function_distance(arch, [layer], [other], seed)
+                         for name, other in moves.items()}
         story = {"zero": "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
                  "swap": "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
                  "curve": "the fiber is the single curve (lambda A, V / lambda)"}[kind]
         print(f"rk A = {rank_A}, rk V = {rank_V}: {story}")
         for name, value in distances.items():
             verdict = "< 1e-10, the same function" if value < 1e-10 else f"{value:.0e}"
-            print(f"{name:>20}: relative change of phi {verdict}")
+            change = "size of phi after the move" if kind == "zero" else "relative change of phi"
+            print(f"{name:>20}: {change} {verdict}")
         fig, ax = plt.subplots(figsize=(6, 2.2))
         names = list(distances)
         ax.barh(names, [max(v, 1e-17) for v in distances.values()], color="C0")

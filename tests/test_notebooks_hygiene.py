@@ -1,5 +1,6 @@
 """Committed notebooks are executed in order, free of widget state and of unexpected errors."""
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -79,3 +80,27 @@ def test_no_unexpected_errors(notebook):
         assert allowed, (
             f"{name} cell {i}: unexpected {errors[0]} output (fix it or tag it raises-exception)"
         )
+
+
+def load_install_cell_tool():
+    path = Path(__file__).resolve().parent.parent / "tools" / "install_cell.py"
+    spec = importlib.util.spec_from_file_location("install_cell", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_first_code_cell_is_the_install_cell(notebook):
+    name, nb = notebook
+    tool = load_install_cell_tool()
+    cells = code_cells(nb)
+    assert cells, f"{name}: no code cell"
+    i, first = cells[0]
+    tagged = tool.TAG in first.get("metadata", {}).get("tags", [])
+    assert tagged and source(first) == tool.SOURCE, (
+        f"{name} cell {i}: the first code cell is not the current install cell "
+        f"(run tools/install_cell.py {name}, then re-execute the notebook)"
+    )
+    assert not first.get("outputs"), f"{name} cell {i}: the install cell has stored outputs"
+    others = [j for j, cell in cells[1:] if tool.TAG in cell.get("metadata", {}).get("tags", [])]
+    assert not others, f"{name}: more than one cell tagged {tool.TAG!r} (cells {others})"

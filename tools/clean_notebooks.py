@@ -19,24 +19,27 @@ def clean(nb: dict) -> dict:
     return nb
 
 
-def clean_file(path: Path) -> bool:
+def rewrite(path: Path, transform) -> bool:
+    """Apply ``transform`` to the notebook at ``path``; write it back if it changed."""
     text = path.read_text(encoding="utf-8")
-    new = json.dumps(clean(json.loads(text)), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    nb = transform(json.loads(text))
+    new = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
     if new == text:
         return False
     path.write_text(new, encoding="utf-8")
     return True
 
 
-def main(argv: list[str]) -> int:
+def run(argv: list[str], transform, verb: str, usage: str) -> int:
+    """Command line: rewrite every notebook named in ``argv``, saying ``verb`` for each changed."""
     if not argv:
-        print(__doc__.strip(), file=sys.stderr)
+        print(usage.strip(), file=sys.stderr)
         return 2
     for name in argv:
-        if clean_file(Path(name)):
-            print(f"cleaned {name}")
+        if rewrite(Path(name), transform):
+            print(f"{verb} {name}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(sys.argv[1:], clean, "cleaned", __doc__))
