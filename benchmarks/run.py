@@ -14,13 +14,18 @@ certified
     and FLINT's rank), and peak memory of the call: the ``tracemalloc`` peak (numpy arrays and
     Python objects, in a separate run because tracing slows allocation) and the rise of peak
     RSS (which also sees FLINT's matrices, invisible to tracemalloc; Linux only).
+beyond
+    notebook 07's computations: ``multihead_dimension`` for the transformer split
+    ``a = rho = d / h`` (fixed budget) at d = d' = 8 and 16, ``dimension`` of residual networks
+    against the same networks without skips (and the ratio), and the slowest setting of
+    ``multihead_explorer`` (all five sliders at 5), medians of 3.
 forward
     ``layer_forward(order="linear")`` vs ``order="quadratic"`` for one lightning layer
     d = d' = a = 16 on one input of t tokens, t = 8 ... 8192: medians over at least 5 repeats
     and ~0.2 s of work, the ratio quadratic / linear and max|linear - quadratic| / max|quadratic|.
 
 Run from the repository root: ``make benchmark`` (which runs ``.venv/bin/python benchmarks/run.py``)
-or ``python benchmarks/run.py [--only softmax|certified|forward] [--json PATH]``. Times use
+or ``python benchmarks/run.py [--only softmax|certified|beyond|forward] [--json PATH]``. Times use
 ``time.perf_counter``; they are only meaningful on a quiet machine, so the load average is printed.
 A full run takes about 12 minutes on 2 cores, 80% of it the certified section's traced runs:
 tracemalloc slows ``exact_rank`` 4-8 fold, as it traces each of the millions of Python ints
@@ -49,7 +54,8 @@ import flint
 import numpy as np
 
 import lsa_helpers
-from lsa_helpers import Architecture, Layer, layer_forward, random_weights
+from lsa_helpers import (Architecture, Layer, MultiHead, dimension, layer_forward,
+                         multihead_dimension, random_weights)
 
 LADDER = [  # certified section; parameters in the comments
     Architecture((8, 8), (2,)),              # 96
@@ -205,6 +211,45 @@ def bench_certified():
     return records
 
 
+def bench_beyond():
+    print("== beyond: multi-head layers at a fixed budget, residual networks (median of 3) ==")
+    print(f"  {'d = d_out':>9} {'heads':>5} {'a = rho':>7} {'params':>6} {'certified':>9} "
+          f"{'seconds':>8}")
+    records = {"multihead": [], "residual": []}
+    for d, heads in [(8, 1), (8, 2), (8, 4), (8, 8), (16, 1), (16, 4), (16, 16)]:
+        layer = MultiHead(d, d, (d // heads,) * heads, (d // heads,) * heads)
+        times, found = measure(functools.partial(multihead_dimension, layer, rng=0), 3)
+        records["multihead"].append({"d": d, "heads": heads, "parameters": layer.parameter_count,
+                                     "certified": found.certified_dimension, "s": times["wall"]})
+        print(f"  {d:>9} {heads:>5} {d // heads:>7} {layer.parameter_count:>6} "
+              f"{str(found.certified_dimension):>9} {times['wall']:8.3f}", flush=True)
+    print(f"  {'network':<48} {'plain':>6} {'s':>7} {'skip':>6} {'s':>7} {'skip/plain':>10}")
+    for widths, ranks in [((8,) * 4, (2, 2, 2)), ((12,) * 4, (3, 3, 3)), ((16,) * 3, (4, 4))]:
+        row = {"widths": widths, "ranks": ranks}
+        for skip in (False, True):
+            arch = Architecture(widths, ranks, skip=skip)
+            times, found = measure(functools.partial(dimension, arch, rng=0), 3)
+            key = "skip" if skip else "plain"
+            row[key], row[f"{key}_s"] = found.certified_dimension, times["wall"]
+        row["ratio"] = row["skip_s"] / row["plain_s"]
+        records["residual"].append(row)
+        print(f"  widths {str(widths):<20} ranks {str(ranks):<14} {str(row['plain']):>6} "
+              f"{row['plain_s']:7.3f} {str(row['skip']):>6} {row['skip_s']:7.3f} "
+              f"{row['ratio']:10.2f}", flush=True)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lsa_helpers.widgets import multihead_explorer
+
+    slowest = dict(d=5, d_out=5, heads=5, a=5, rho=5)
+    with contextlib.redirect_stdout(None):
+        demo = multihead_explorer()
+        times, _ = measure(functools.partial(demo.f, **slowest), 3)
+    records["widget_slowest_s"] = times["wall"]
+    print(f"  multihead_explorer at {slowest}: {times['wall']:.3f} s per move")
+    return records
+
+
 def bench_forward():
     rng = np.random.default_rng(0)
     layer = Layer(*random_weights(Architecture((16, 16), (16,)), rng)[0])
@@ -235,7 +280,8 @@ def bench_forward():
     return records
 
 
-SECTIONS = {"softmax": bench_softmax, "certified": bench_certified, "forward": bench_forward}
+SECTIONS = {"softmax": bench_softmax, "certified": bench_certified, "beyond": bench_beyond,
+            "forward": bench_forward}
 
 
 def main():
