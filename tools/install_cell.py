@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from clean_notebooks import run  # noqa: E402  (the same folder)
+from clean_notebooks import run  # the same folder, on the path just above
 
 TAG = "install"
 
