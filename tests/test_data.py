@@ -148,21 +148,14 @@ def test_columns_in_the_wrong_order_are_refused(copy):
      "line 2, column 'gap': expected a non-negative number or inf, got '-"),
     ('"25,25,25,25,25"', '"25,25,x"',
      "column 'trial_ranks': expected comma-separated positive integers, got '25,25,x'"),
+    ("\n3,2,2,3,42,25,", "\n3,2,2,3,,25,",  # an empty cell where a value is required
+     "line 2, column 'parameters': expected an integer, got ''"),
 ])
 def test_bad_value_is_refused(copy, old, new, message):
     path = copy / "softmax_conjecture.csv"
     edit(path, old, new)
     resign(copy)
-    with pytest.raises(ValueError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
-        load_table("softmax_conjecture", folder=copy)
-
-
-def test_empty_cell_where_a_value_is_required(copy):
-    path = copy / "softmax_conjecture.csv"
-    edit(path, "\n3,2,2,3,42,25,", "\n3,2,2,3,,25,")
-    resign(copy)
-    with pytest.raises(ValueError, match=re.escape(
-            f"{path}: line 2, column 'parameters': expected an integer, got ''")):
+    with pytest.raises(ValueError, match=re.escape(f"{path}: ") + r"(line \d+, )?" + re.escape(message)):
         load_table("softmax_conjecture", folder=copy)
 
 

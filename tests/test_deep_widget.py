@@ -12,19 +12,19 @@ def test_default_state():
 
 
 @pytest.mark.parametrize("values, expected", [
-    (dict(depth=2, d0=4, d1=6, d2=4, a1=2, a2=2),                  # wider hidden layer adds nothing
-     dict(parameters=88, formula=38, certified=38, dimension=38)),
-    (dict(depth=2, d0=3, d1=3, d2=3, a1=1, a2=3),                  # rank-one collapse
+    ({"depth": 2, "d0": 4, "d1": 6, "d2": 4, "a1": 2, "a2": 2},                  # wider hidden layer adds nothing
+     {"parameters": 88, "formula": 38, "certified": 38, "dimension": 38}),
+    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 3},                  # rank-one collapse
      dict(formula=None, certified=18, dimension=18, **{"other fiber": 3})),
-    (dict(depth=2, d0=3, d1=3, d2=3, a1=1, a2=2),                  # bounds that do not meet
-     dict(formula=None, lower=18, upper=20, certified=None, dimension=None)),
-    (dict(depth=2, d0=5, d1=4, d2=1, a1=5, a2=1),                  # layer 2 reads 3 forms
+    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 2},                  # bounds that do not meet
+     {"formula": None, "lower": 18, "upper": 20, "certified": None, "dimension": None}),
+    ({"depth": 2, "d0": 5, "d1": 4, "d2": 1, "a1": 5, "a2": 1},                  # layer 2 reads 3 forms
      dict(formula=37, certified=37, **{"other fiber": 1})),
-    (dict(depth=3, d0=6, d1=6, d2=6, d3=6, a1=6, a2=6, a3=6),      # maxima: formula only
-     dict(parameters=324, formula=141, certified=None, lower=None, dimension=141)),
-    (dict(depth=1, d0=1, d1=1, d2=1, d3=1, a1=1, a2=1, a3=1),      # minima
-     dict(widths=(1, 1), parameters=3, formula=1, certified=1)),
-    (dict(depth=3, d0=4, d1=4, d2=4, d3=4, a1=2, a2=3, a3=2),
+    ({"depth": 3, "d0": 6, "d1": 6, "d2": 6, "d3": 6, "a1": 6, "a2": 6, "a3": 6},      # maxima: formula only
+     {"parameters": 324, "formula": 141, "certified": None, "lower": None, "dimension": 141}),
+    ({"depth": 1, "d0": 1, "d1": 1, "d2": 1, "d3": 1, "a1": 1, "a2": 1, "a3": 1},      # minima
+     {"widths": (1, 1), "parameters": 3, "formula": 1, "certified": 1}),
+    ({"depth": 3, "d0": 4, "d1": 4, "d2": 4, "d3": 4, "a1": 2, "a2": 3, "a3": 2},
      dict(parameters=104, formula=52, certified=52, **{"symmetry orbit": 52})),
 ])
 def test_deep_explorer(values, expected, caplog):

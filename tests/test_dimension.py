@@ -38,10 +38,10 @@ def test_sample_limit():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(method="fast"), "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
-    (dict(method="certified", arch=Architecture((3, 3), (2,), "softmax")),
+    ({"method": "fast"}, "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
+    ({"method": "certified", "arch": Architecture((3, 3), (2,), "softmax")},
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
-    (dict(rng="x"), "rng must be a numpy Generator, an int seed or None, got 'x'"),
+    ({"rng": "x"}, "rng must be a numpy Generator, an int seed or None, got 'x'"),
 ])
 def test_errors(kwargs, message):
     arch = kwargs.pop("arch", Architecture((3, 3), (2,)))

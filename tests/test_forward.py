@@ -62,10 +62,10 @@ def test_softmax_columns_are_probabilities_over_keys(rng):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(X=np.ones((3, 2))), "X must have shape (..., 4, t) (tokens as columns), got (3, 2)"),
-    (dict(X=np.ones(4)), "X must have shape (..., 4, t) (tokens as columns), got (4,)"),
-    (dict(X=np.ones((4, 2)), order="cubic"), "order must be one of ('linear', 'quadratic'), got 'cubic'"),
-    (dict(X=np.ones((4, 2)), normalization="relu"),
+    ({"X": np.ones((3, 2))}, "X must have shape (..., 4, t) (tokens as columns), got (3, 2)"),
+    ({"X": np.ones(4)}, "X must have shape (..., 4, t) (tokens as columns), got (4,)"),
+    ({"X": np.ones((4, 2)), "order": "cubic"}, "order must be one of ('linear', 'quadratic'), got 'cubic'"),
+    ({"X": np.ones((4, 2)), "normalization": "relu"},
      "normalization must be one of ('lightning', 'softmax'), got 'relu'"),
 ])
 def test_errors(kwargs, message):

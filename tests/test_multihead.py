@@ -19,10 +19,10 @@ def test_parameters_and_counts():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(d=0, d_out=2, ranks=(1,), value_ranks=(1,)), "d must be positive integers"),
-    (dict(d=2, d_out=2, ranks=(1, 1), value_ranks=(1,)), "value_ranks must have one entry"),
-    (dict(d=2, d_out=2, ranks=(), value_ranks=()), "ranks must be positive integers"),
-    (dict(d=2, d_out=2, ranks=(1,), value_ranks=(1,), tokens=0), "tokens must be an integer >= 1"),
+    ({"d": 0, "d_out": 2, "ranks": (1,), "value_ranks": (1,)}, "d must be positive integers"),
+    ({"d": 2, "d_out": 2, "ranks": (1, 1), "value_ranks": (1,)}, "value_ranks must have one entry"),
+    ({"d": 2, "d_out": 2, "ranks": (), "value_ranks": ()}, "ranks must be positive integers"),
+    ({"d": 2, "d_out": 2, "ranks": (1,), "value_ranks": (1,), "tokens": 0}, "tokens must be an integer >= 1"),
 ])
 def test_bad_architecture(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -127,10 +127,10 @@ def test_more_heads_at_a_fixed_budget_give_a_larger_function_space():
 
 
 @pytest.mark.parametrize("values, expected", [
-    (dict(d=4, d_out=4, heads=2, a=2, rho=2), dict(parameters=64, expected=46, certified=46)),
-    (dict(d=2, d_out=2, heads=2, a=2, rho=2), dict(parameters=32, expected=12, certified=12)),
-    (dict(d=1, d_out=1, heads=1, a=1, rho=1), dict(parameters=4, expected=1, certified=1)),
-    (dict(d=5, d_out=5, heads=5, a=5, rho=5), dict(expected=225, certified=225)),
+    ({"d": 4, "d_out": 4, "heads": 2, "a": 2, "rho": 2}, {"parameters": 64, "expected": 46, "certified": 46}),
+    ({"d": 2, "d_out": 2, "heads": 2, "a": 2, "rho": 2}, {"parameters": 32, "expected": 12, "certified": 12}),
+    ({"d": 1, "d_out": 1, "heads": 1, "a": 1, "rho": 1}, {"parameters": 4, "expected": 1, "certified": 1}),
+    ({"d": 5, "d_out": 5, "heads": 5, "a": 5, "rho": 5}, {"expected": 225, "certified": 225}),
 ])
 def test_multihead_explorer(values, expected, caplog):
     from widget_support import set_and_run

@@ -285,15 +285,15 @@ def test_gradient_descent_errors(rng):
 # --- the widget -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("values, position, cos", [
-    (dict(alpha=0.5, beta=1.0, gamma=0.0), "inside", 0.5),
-    (dict(alpha=0.0, beta=1.0, gamma=0.0), "inside", 0.0),
-    (dict(alpha=0.75, beta=1.25, gamma=0.0), "inside", 0.6),
-    (dict(alpha=1.0, beta=0.6, gamma=0.8), "boundary", 1.0),
-    (dict(alpha=1.0, beta=0.0, gamma=0.0), "outside", None),
-    (dict(alpha=0.0, beta=0.0, gamma=0.0), "boundary", None),
-    (dict(alpha=-2.0, beta=-2.0, gamma=-2.0), "inside", 0.707),
-    (dict(alpha=2.0, beta=2.0, gamma=0.0), "boundary", 1.0),
-    (dict(alpha=-2.0, beta=0.0, gamma=0.0), "outside", None),
+    ({"alpha": 0.5, "beta": 1.0, "gamma": 0.0}, "inside", 0.5),
+    ({"alpha": 0.0, "beta": 1.0, "gamma": 0.0}, "inside", 0.0),
+    ({"alpha": 0.75, "beta": 1.25, "gamma": 0.0}, "inside", 0.6),
+    ({"alpha": 1.0, "beta": 0.6, "gamma": 0.8}, "boundary", 1.0),
+    ({"alpha": 1.0, "beta": 0.0, "gamma": 0.0}, "outside", None),
+    ({"alpha": 0.0, "beta": 0.0, "gamma": 0.0}, "boundary", None),
+    ({"alpha": -2.0, "beta": -2.0, "gamma": -2.0}, "inside", 0.707),
+    ({"alpha": 2.0, "beta": 2.0, "gamma": 0.0}, "boundary", 1.0),
+    ({"alpha": -2.0, "beta": 0.0, "gamma": 0.0}, "outside", None),
 ])
 def test_boundary_explorer(values, position, cos, caplog, close_figures):
     result = set_and_run(boundary_explorer(), caplog, **values)

@@ -33,10 +33,10 @@ def test_fiber_explorer_clamps_out_of_range(caplog):
 
 
 @pytest.mark.parametrize("values, expected", [
-    (dict(d=3, d_out=3, a=3, t=3), dict(parameters=27, formula=17, certified=17)),
-    (dict(d=1, d_out=1, a=1, t=1), dict(parameters=3, formula=None)),
-    (dict(d=8, d_out=6, a=9, t=4), dict(parameters=192, formula=111, certified=111)),
-    (dict(d=8, d_out=1, a=1, t=2), dict(parameters=24, formula=22, certified=22)),
+    ({"d": 3, "d_out": 3, "a": 3, "t": 3}, {"parameters": 27, "formula": 17, "certified": 17}),
+    ({"d": 1, "d_out": 1, "a": 1, "t": 1}, {"parameters": 3, "formula": None}),
+    ({"d": 8, "d_out": 6, "a": 9, "t": 4}, {"parameters": 192, "formula": 111, "certified": 111}),
+    ({"d": 8, "d_out": 1, "a": 1, "t": 2}, {"parameters": 24, "formula": 22, "certified": 22}),
 ])
 def test_dimension_explorer(values, expected, caplog):
     result = set_and_run(dimension_explorer(), caplog, **values)
