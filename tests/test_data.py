@@ -155,7 +155,8 @@ def test_bad_value_is_refused(copy, old, new, message):
     path = copy / "softmax_conjecture.csv"
     edit(path, old, new)
     resign(copy)
-    with pytest.raises(ValueError, match=re.escape(f"{path}: ") + r"(line \d+, )?" + re.escape(message)):
+    pattern = re.escape(f"{path}: ") + r"(line \d+, )?" + re.escape(message)
+    with pytest.raises(ValueError, match=pattern):
         load_table("softmax_conjecture", folder=copy)
 
 
