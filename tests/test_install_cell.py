@@ -32,6 +32,8 @@ def test_inserts_after_the_title_and_is_idempotent():
     cell = nb["cells"][1]
     assert install_cell.source(cell) == install_cell.SOURCE
     assert cell["metadata"]["tags"] == ["install"] and cell["outputs"] == []
+    assert cell["metadata"]["jupyter"] == {"source_hidden": True}  # collapsed for the reader
+    assert cell["metadata"]["slideshow"] == {"slide_type": "skip"}  # and not on the title slide
     again = install_cell.update(copy.deepcopy(nb))
     assert again == nb
 

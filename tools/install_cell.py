@@ -22,11 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from clean_notebooks import run  # the same folder, on the path just above
 
 TAG = "install"
+# Collapsed in JupyterLab and left out of the slides.
+METADATA = {"tags": [TAG], "jupyter": {"source_hidden": True}, "slideshow": {"slide_type": "skip"}}
 
 SOURCE = '''\
-# Install cell, the same in every notebook. Where lsa_helpers is installed (after `make lab`, on
-# Binder) it does nothing. In a fresh kernel started in the notebooks/ folder of a clone of the
-# course (Colab: see README.md, "Run in Colab") it installs the pinned requirements and the package.
+# Install cell, the same in every notebook: nothing to do where lsa_helpers is installed; in a
+# clone opened in Colab it installs the pinned requirements and the package (README, "Run in Colab").
 import importlib.util
 import subprocess
 import sys
@@ -42,8 +43,7 @@ if importlib.util.find_spec("lsa_helpers") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "-q",
                     "-r", str(_course / "requirements.txt"), "-e", str(_course)], check=True)
     importlib.invalidate_caches()  # see the packages that pip just added
-    if str(_course) not in sys.path:  # an editable install is on the path only after a restart
-        sys.path.append(str(_course))
+    sys.path.append(str(_course))  # an editable install is on the path only after a restart
     importlib.import_module("lsa_helpers")'''
 
 
@@ -53,7 +53,7 @@ def install_cell(cell_id: str = "install") -> dict:
         "cell_type": "code",
         "execution_count": None,
         "id": cell_id,
-        "metadata": {"tags": [TAG]},
+        "metadata": dict(METADATA),
         "outputs": [],
         "source": SOURCE.splitlines(keepends=True),
     }
@@ -79,6 +79,7 @@ def update(nb: dict) -> dict:
     tagged = [i for i, cell in enumerate(cells) if is_install_cell(cell)]
     code = [i for i, cell in enumerate(cells) if cell.get("cell_type") == "code"]
     if tagged and tagged == code[:1] and source(cells[tagged[0]]) == SOURCE:
+        cells[tagged[0]]["metadata"] = {**cells[tagged[0]].get("metadata", {}), **METADATA}
         return nb
     cell_id = cells[tagged[0]].get("id", "install") if tagged else None
     for i in reversed(tagged):
