@@ -71,9 +71,13 @@ def _lightning(arch: Architecture) -> Formula:
                        f"rank-one collapse: layer {collapsed[0] + 1} has effective rank 1, so "
                        "later "
                        "layers see parallel tokens, and a later layer has rank >= 2")
-    if _is_bottleneck(widths, ranks):
+    if _is_bottleneck(widths, ranks) and 1 not in ranks:
         return Formula(_general(widths, ranks), "paper",
                        "bottleneck: equal hidden widths <= d_0, d_l and a_i <= width")
+    if _is_bottleneck(widths, ranks):
+        return Formula(_general(widths, ranks), "derived",
+                       "bottleneck formula with a rank-one layer, which the paper's hypotheses "
+                       "may exclude")
     return Formula(_general(widths, ranks), "derived",
                    "effective widths b_i (what reaches and is read from layer i) and ranks "
                    "min(a_i, b_{i-1})")
@@ -83,7 +87,8 @@ def formula_dimension(arch: Architecture) -> Formula:
     """The dimension of the neuromanifold of ``arch`` by formula, or why none applies.
 
     Lightning, one layer [paper]: ``a(2d - a) + d d' - 1`` for ``a <= d``, ``d^2 + d d' - 1`` for
-    ``a >= d``. Deep, under the bottleneck assumption [paper], and for general widths [derived]::
+    ``a >= d``. Deep, under the bottleneck assumption [paper; with a rank ``a_i = 1``, derived],
+    and for general widths [derived]::
 
         sum_i r_i (2 b_{i-1} - r_i) + sum_i b_i b_{i-1} - sum_{i<l} b_i^2 - l
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lsa_helpers import Architecture, dimension, formula_dimension, span_dimension
+from lsa_helpers.dimension import grow_rank
 
 ONE_LAYER = [(d, d_out, a, t) for t in (2, 3) for d, d_out, a in
              itertools.product(range(1, 5), range(1, 4), range(1, 6))]
@@ -17,11 +18,11 @@ def test_one_layer_formula_is_the_certified_dimension(d, d_out, a, t):
     assert dimension(arch, rng=d * 100 + a).certified_dimension == formula.value
 
 
-DEEP = [  # (widths, ranks, status of the formula)
-    ((2, 2, 2), (1, 1), "paper"), ((3, 3, 3), (2, 2), "paper"), ((3, 3, 3), (3, 3), "paper"),
+DEEP = [  # (widths, ranks, status of the formula: a rank-one layer makes a bottleneck "derived")
+    ((2, 2, 2), (1, 1), "derived"), ((3, 3, 3), (2, 2), "paper"), ((3, 3, 3), (3, 3), "paper"),
     ((4, 4, 4), (2, 3), "paper"), ((4, 4, 4, 4), (2, 3, 2), "paper"), ((5, 5, 5), (2, 2), "paper"),
-    ((3, 3, 3, 3), (1, 1, 1), "paper"),
-    ((5, 3, 4), (2, 2), "paper"), ((4, 2, 2, 3), (3, 2, 1), "paper"), ((6, 3, 5), (4, 3), "paper"),
+    ((3, 3, 3, 3), (1, 1, 1), "derived"),
+    ((5, 3, 4), (2, 2), "paper"), ((4, 2, 2, 3), (3, 2, 1), "derived"), ((6, 3, 5), (4, 3), "paper"),
     ((3, 3, 3), (5, 4), "derived"), ((2, 2, 2), (4, 3), "derived"), ((3, 2, 4, 2), (2, 2, 3), "derived"),
     ((3, 5, 3), (2, 2), "derived"), ((2, 4, 2), (2, 2), "derived"), ((4, 6, 3, 4), (3, 2, 2), "derived"),
     ((5, 4, 1), (5, 1), "derived"), ((6, 5, 1), (6, 1), "derived"), ((4, 3, 5), (2, 3), "paper"),
@@ -122,5 +123,8 @@ def test_softmax_does_not_collapse_after_a_rank_one_layer(widths, ranks):
 
 
 def test_a_float_rank_above_the_upper_bound_is_flagged():
-    found = dimension(Architecture((1, 1, 1), (1, 1), "softmax"), rng=0)
-    assert found.stopped == "exceeds upper bound" and found.rank > found.upper_bound
+    """A clear float rank above the bound is flagged, not reported as met (rows of rank 3, bound 2)."""
+    rng = np.random.default_rng(0)
+    rank, _, stopped, found = grow_rank(lambda n: rng.standard_normal((n, 3)), 4, 2, modulus=None,
+                                        rng=rng)
+    assert (rank, stopped) == (3, "exceeds upper bound") and found.is_clear
