@@ -25,13 +25,14 @@ test: $(INSTALLED)
 		--nbval-cell-timeout=120 notebooks/ || status=1; \
 	exit $$status
 
+EXECUTE := jupyter nbconvert --to notebook --execute --inplace \
+	--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=600 \
+	--ExecutePreprocessor.record_timing=False
+
 notebooks: $(INSTALLED)
-	cd notebooks && ../$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.kernel_name=python3 \
-		--ExecutePreprocessor.timeout=600 \
-		--ExecutePreprocessor.record_timing=False \
-		*.ipynb
-	$(BIN)/python tools/clean_notebooks.py notebooks/*.ipynb
+	cd notebooks && ../$(BIN)/$(EXECUTE) *.ipynb
+	cd notebooks/solutions && ../../$(BIN)/$(EXECUTE) *.ipynb
+	$(BIN)/python tools/clean_notebooks.py notebooks/*.ipynb notebooks/solutions/*.ipynb
 
 benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/run.py

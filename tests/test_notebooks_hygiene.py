@@ -1,4 +1,5 @@
-"""Committed notebooks are executed in order, free of widget state and of unexpected errors."""
+"""Committed notebooks (lessons and their solutions) are executed in order, free of widget state and
+of unexpected errors; each lesson starts with the install cell."""
 
 import importlib.util
 import json
@@ -10,7 +11,8 @@ import pytest
 NOTEBOOK_DIR = Path(
     os.environ.get("LSA_NOTEBOOKS_DIR", Path(__file__).resolve().parent.parent / "notebooks")
 )
-NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+LESSONS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+NOTEBOOKS = LESSONS + sorted(NOTEBOOK_DIR.glob("solutions/*.ipynb"))
 
 
 def code_cells(nb):
@@ -31,10 +33,18 @@ def may_raise(cell):
     )
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def load(path):
+    return str(path.relative_to(NOTEBOOK_DIR)), json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[str(p.relative_to(NOTEBOOK_DIR)) for p in NOTEBOOKS])
 def notebook(request):
-    path = request.param
-    return path.name, json.loads(path.read_text(encoding="utf-8"))
+    return load(request.param)
+
+
+@pytest.fixture(params=LESSONS, ids=[p.name for p in LESSONS])
+def lesson(request):
+    return load(request.param)
 
 
 def test_course_map_exists():
@@ -90,8 +100,8 @@ def load_install_cell_tool():
     return module
 
 
-def test_first_code_cell_is_the_install_cell(notebook):
-    name, nb = notebook
+def test_first_code_cell_is_the_install_cell(lesson):
+    name, nb = lesson
     tool = load_install_cell_tool()
     cells = code_cells(nb)
     assert cells, f"{name}: no code cell"
