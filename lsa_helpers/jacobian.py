@@ -8,6 +8,7 @@ import numpy as np
 
 from .architecture import Architecture
 from .forward import column_softmax
+from .rank import check_prime, exact_integers
 from .weights import Layer, check_weights
 
 __all__ = ["jacobian", "check_modulus"]
@@ -24,8 +25,7 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     if not arch.is_lightning:
         raise ValueError(
             "exact arithmetic needs normalization='lightning' (softmax is not polynomial)")
-    if not isinstance(modulus, (int, np.integer)) or modulus < 2:
-        raise ValueError(f"modulus must be a prime integer >= 2, got modulus={modulus!r}")
+    modulus = check_prime(modulus)
     inner = max(arch.widths + arch.ranks) * arch.tokens
     if inner * (modulus - 1) ** 2 >= _EXACT_LIMIT:
         raise ValueError(
@@ -119,15 +119,14 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     """
     p = None if modulus is None else check_modulus(arch, modulus)
     weights = check_weights(arch, weights, modulus=p)
-    inputs = np.asarray(inputs, dtype=np.float64)
+    inputs = np.asarray(inputs if p is None else np.mod(exact_integers(inputs, "inputs"), p),
+                        dtype=np.float64)
     expected = (arch.widths[0], arch.tokens)
     if inputs.ndim != 3 or inputs.shape[1:] != expected:
         raise ValueError(
             f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
     red = _identity
     if p is not None:
-        if not np.array_equal(inputs, np.round(inputs)):
-            raise ValueError("inputs must be integers when a modulus is given")
         red = lambda x: _residues(x, p)  # noqa: E731
         inputs = red(inputs)
     values = [inputs]

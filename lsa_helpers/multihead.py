@@ -13,7 +13,7 @@ from .dimension import grow_rank
 from .formulas import span_dimension
 from .forward import layer_forward
 from .jacobian import _residues, check_modulus, jacobian
-from .rank import PRIME, exact_rank
+from .rank import PRIME, check_prime, exact_rank
 from .symmetries import _inverse, _kernel, _placer
 from .weights import Layer, _draw, as_generator, checked_shapes
 
@@ -275,6 +275,7 @@ def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME) -> 
     >>> multihead_dimension(MultiHead(4, 4, ranks=(2, 2), value_ranks=(2, 2)), rng=0).rank
     46
     """
+    modulus = check_prime(modulus)
     rng = as_generator(rng)
     weights = random_heads(heads, rng, modulus=modulus)
     tangents = head_symmetry_tangents(heads, weights, modulus=modulus)

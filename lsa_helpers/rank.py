@@ -6,10 +6,17 @@ import dataclasses
 
 import numpy as np
 
-__all__ = ["PRIME", "CLEAR_GAP", "FloatRank", "float_rank", "exact_rank"]
+__all__ = ["PRIME", "CLEAR_GAP", "FloatRank", "float_rank", "exact_rank", "check_prime",
+           "exact_integers"]
 
 PRIME = 1048573
 """The largest prime below ``2^20``: residues multiply exactly in float64 (``check_modulus``)."""
+
+MAX_PRIME = 2**62
+"""Moduli must lie below this: FLINT's ``nmod_mat`` works with word-size residues."""
+
+EXACT_FLOAT = 2**53
+"""float64 holds every integer of smaller magnitude exactly, and not every larger one."""
 
 CLEAR_GAP = 1e4
 """A float rank is trusted when the kept and dropped singular values differ by this factor."""
@@ -77,8 +84,11 @@ def float_rank(M) -> FloatRank:
 
 
 def _norms(M: np.ndarray, axis: int) -> np.ndarray:
-    """Euclidean norms along ``axis``, with 1 in place of 0."""
-    norms = np.sqrt(np.einsum("ij,ij->j" if axis == 0 else "ij,ij->i", M, M))
+    """Euclidean norms along ``axis``, with 1 in place of 0, scaled first so no square overflows."""
+    top = np.max(np.abs(M), axis=axis, initial=0.0)
+    top = np.where(top == 0, 1.0, top)
+    scaled = M / (top if axis == 0 else top[:, None])
+    norms = top * np.sqrt(np.einsum("ij,ij->j" if axis == 0 else "ij,ij->i", scaled, scaled))
     return np.where(norms == 0, 1.0, norms)
 
 
@@ -90,15 +100,53 @@ def exact_rank(M, modulus: int = PRIME) -> int:
     >>> exact_rank([[1, 2], [2, 4]], 7), exact_rank([[1, 2], [3, 4]], 2)
     (1, 1)
     """
-    M = np.asarray(M)
-    if M.ndim != 2 or not np.array_equal(M, np.round(M)):
+    p = check_prime(modulus)
+    M = exact_integers(M, "M")
+    if M.ndim != 2:
         raise ValueError(f"M must be a 2-D array of integers, got shape {M.shape}")
-    return 0 if 0 in M.shape else nmod_matrix(M, modulus).rank()
+    return 0 if 0 in M.shape else nmod_matrix(M, p).rank()
+
+
+def check_prime(modulus) -> int:
+    """``modulus`` as an ``int``, after checking that it is a prime ``p`` with ``2 <= p < 2^62``.
+
+    A composite modulus has no inverses to eliminate with (FLINT would abort the process).
+
+    >>> check_prime(7)
+    7
+    """
+    import flint
+
+    ok = (isinstance(modulus, (int, np.integer)) and not isinstance(modulus, bool)
+          and 2 <= modulus < MAX_PRIME and flint.fmpz(int(modulus)).is_prime())
+    if not ok:
+        raise ValueError(f"modulus must be a prime p with 2 <= p < 2^62, got modulus={modulus!r}")
+    return int(modulus)
+
+
+def exact_integers(values, name: str) -> np.ndarray:
+    """``values`` as an integer array (int64, or Python ints beyond it), refusing anything else.
+
+    Floats must be finite integers of magnitude below ``2^53``, where float64 is exact; a larger
+    float may not be the integer that was meant, so its residue mod p would be wrong.
+    """
+    A = np.asarray(values)
+    if A.dtype.kind in "iub" or (A.dtype == object and all(
+            isinstance(x, (int, np.integer)) for x in A.flat)):
+        return A
+    if A.dtype.kind != "f" or A.size and not (np.all(np.isfinite(A))
+                                              and np.array_equal(A, np.round(A))):
+        raise ValueError(f"{name} must be a 2-D array of integers, got shape {A.shape}"
+                         if name == "M" else f"{name} must be integers when a modulus is given")
+    if A.size and np.max(np.abs(A)) >= EXACT_FLOAT:
+        raise ValueError(f"{name} must be integers below 2^53 in magnitude when given as floats "
+                         f"(float64 is not exact beyond), got {np.max(np.abs(A)):.3g}")
+    return A.astype(np.int64)
 
 
 def nmod_matrix(M: np.ndarray, modulus: int):
     """The integer matrix ``M`` as a FLINT ``nmod_mat`` over ``Z/pZ``."""
     import flint
 
-    entries = np.mod(M.astype(np.int64), modulus).ravel().tolist()
+    entries = np.mod(M, modulus).astype(np.int64).ravel().tolist()
     return flint.nmod_mat(M.shape[0], M.shape[1], entries, modulus)

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .architecture import Architecture
+from .rank import check_prime, exact_integers
 
 __all__ = [
     "Layer",
@@ -90,11 +91,9 @@ def check_weights(arch: Architecture, weights, *, modulus: int | None = None) ->
     layers = checked_shapes(weights, arch.layer_shapes, Layer, "layer")
     if modulus is None:
         return tuple(layers)
-    if not isinstance(modulus, (int, np.integer)) or modulus < 2:
-        raise ValueError(f"modulus must be a prime integer >= 2, got modulus={modulus!r}")
-    if any(not np.array_equal(w, np.round(w)) for layer in layers for w in layer):
-        raise ValueError("weights must be integers when a modulus is given")
-    return tuple(Layer(*(np.mod(w, modulus) for w in layer)) for layer in layers)
+    modulus = check_prime(modulus)
+    return tuple(Layer(*(np.mod(exact_integers(w, "weights"), modulus).astype(np.float64)
+                         for w in layer)) for layer in layers)
 
 
 def checked_shapes(groups, shapes, kind, name: str) -> tuple:

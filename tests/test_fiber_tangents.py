@@ -140,7 +140,7 @@ def test_fiber_tangents_stack_all_known_directions(rng):
      "weights must have 2 layers, got 1"),
     (lambda: virtual_jacobian(Architecture((3, 3), (2,)), random_weights(Architecture((3, 3), (2,)), 0),
                               modulus=1),
-     "modulus must be a prime integer >= 2, got modulus=1"),
+     "modulus must be a prime p with 2 <= p < 2^62, got modulus=1"),
     (lambda: width_tangents(Architecture((3, 3, 3), (2, 2)), random_weights(Architecture((3, 3, 3), (2, 2)), 0),
                             modulus=PRIME),
      "weights must be integers when a modulus is given"),

@@ -57,3 +57,51 @@ def test_float_and_exact_ranks_agree_where_the_gap_is_clear(widths, ranks, rng):
 def test_errors(call, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         call()
+
+
+def test_extreme_floats_keep_their_rank():
+    """Row and column norms are taken after scaling, so no square overflows to inf or 0."""
+    assert float_rank(np.array([[1e200, 0], [0, 1.0]])).rank == 2
+    assert float_rank(np.eye(2) * 1e155).rank == 2
+    assert float_rank(np.eye(2) * 1e-170).rank == 2
+
+
+def test_exact_rank_of_large_python_integers():
+    """2^70 = 2 mod 7, so [[2^70, 1], [1, 1]] has determinant 1 mod 7."""
+    assert exact_rank([[2**70, 1], [1, 1]], 7) == 2 and exact_rank([[2**70, 2], [1, 1]], 7) == 1
+
+
+PRIME_MESSAGE = "modulus must be a prime p with 2 <= p < 2^62, got modulus={}"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: exact_rank([[2, 0], [0, 2]], 4), PRIME_MESSAGE.format(4)),
+    (lambda: exact_rank([[1]], -7), PRIME_MESSAGE.format(-7)),
+    (lambda: exact_rank([[1]], 1), PRIME_MESSAGE.format(1)),
+    (lambda: exact_rank([[1]], 2**62 + 135), PRIME_MESSAGE.format(2**62 + 135)),
+    (lambda: exact_rank([[1]], True), PRIME_MESSAGE.format(True)),
+    (lambda: dimension(Architecture((3, 3), (2,)), rng=0, modulus=9), PRIME_MESSAGE.format(9)),
+    (lambda: dimension(Architecture((3, 3), (2,)), rng=0, modulus=15), PRIME_MESSAGE.format(15)),
+    (lambda: dimension(Architecture((3, 3), (2,)), rng=0, modulus=2**20),
+     PRIME_MESSAGE.format(2**20)),
+    (lambda: exact_rank(np.array([[2.0**63, 1], [1, 1]]), 7),
+     ("M must be integers below 2^53 in magnitude when given as floats (float64 is not exact "
+      "beyond), got 9.22e+18")),
+    (lambda: exact_rank(np.array([[np.inf, 1.0]]), 7),
+     "M must be a 2-D array of integers, got shape (1, 2)"),
+])
+def test_a_bad_modulus_or_entry_is_refused_in_one_line(call, message):
+    """A composite modulus would make FLINT abort the process: it is refused before."""
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        call()
+
+
+def test_jacobian_refuses_inputs_that_float64_cannot_hold():
+    arch = Architecture((2, 1), (1,), tokens=2)
+    weights = random_weights(arch, 0, modulus=7)
+    inputs = np.array([[[2.0**60, 1], [1, 1]]])
+    with pytest.raises(ValueError, match=r"^inputs must be integers below 2\^53"):
+        jacobian(arch, weights, inputs, modulus=7)
+    exact = jacobian(arch, weights, inputs.astype(np.int64), modulus=7)  # int64 is exact
+    assert np.array_equal(exact, jacobian(arch, weights, np.mod(inputs.astype(np.int64), 7),
+                                          modulus=7))
