@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 __all__ = ["Architecture", "NORMALIZATIONS"]
 
@@ -13,6 +15,8 @@ NORMALIZATIONS = ("lightning", "softmax")
 def _sizes(name: str, values) -> tuple[int, ...]:
     """Validate a sequence of positive integers and return it as a tuple of ints."""
     try:
+        if isinstance(values, (str, AbstractSet, Mapping)):  # no order, or not numbers
+            raise TypeError
         items = tuple(values)
     except TypeError:
         raise ValueError(f"{name} must be a sequence of positive integers, got {name}={values!r}")

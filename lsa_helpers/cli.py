@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
 
 from .architecture import Architecture
 from .data import build_data
-from .dimension import METHODS, dimension
+from .dimension import MAX_MEMORY, METHODS, dimension
 from .experiments import reproduce_softmax_conjecture
 
 __all__ = ["main"]
@@ -31,6 +32,22 @@ def _sizes(name: str):
     return parse
 
 
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {text!r}")
+    return int(text)
+
+
+def _gigabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"--max-memory must be a positive number of GB, got {text!r}")
+    return value * 1e9
+
+
 def _rounded(x: float) -> float | None:
     """Three significant digits; None for an infinite gap (dropped singular values exactly 0)."""
     return None if np.isinf(x) else float(f"{x:.3e}")
@@ -48,15 +65,17 @@ def _parser() -> argparse.ArgumentParser:
     dim.add_argument("--skip", action="store_true", help="residual blocks Y + phi(Y)")
     dim.add_argument("--method", choices=METHODS, default="auto",
                      help="auto: certified for lightning, float for softmax")
-    dim.add_argument("--seed", type=int, default=0)
+    dim.add_argument("--seed", type=_seed, default=0)
+    dim.add_argument("--max-memory", type=_gigabytes, default=MAX_MEMORY, metavar="GB",
+                     help=f"refuse requests that need more memory (default {MAX_MEMORY / 1e9:g})")
     dim.add_argument("--json", action="store_true")
     rep = commands.add_parser("reproduce", help="rerun an experiment of the paper")
     rep.add_argument("experiment", choices=["softmax-conjecture"])
-    rep.add_argument("--seed", type=int, default=0)
+    rep.add_argument("--seed", type=_seed, default=0)
     rep.add_argument("--json", action="store_true")
     data = commands.add_parser("data", help="rebuild the precomputed tables of data/")
     data.add_argument("action", choices=["build"])
-    data.add_argument("--seed", type=int, default=0)
+    data.add_argument("--seed", type=_seed, default=0)
     data.add_argument("--folder", default=None, help="where to write (default: data/)")
     return parser
 
@@ -64,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
 def _dimension(args) -> str:
     arch = Architecture(args.widths, args.ranks, "softmax" if args.softmax else "lightning",
                         args.tokens, skip=args.skip)
-    result = dimension(arch, method=args.method, rng=args.seed)
+    result = dimension(arch, method=args.method, rng=args.seed, max_memory=args.max_memory)
     record = {
         "widths": list(arch.widths), "ranks": list(arch.ranks),
         "normalization": arch.normalization, "tokens": arch.tokens, "skip": arch.skip,
@@ -105,12 +124,27 @@ def _data(args) -> str:
 
 
 def main(argv=None) -> int:
-    """Run the command line; bad input prints one line to stderr and returns 2."""
+    """Run the command line; every failure prints one line to stderr.
+
+    Exit status: 2 for bad input (and requests above ``--max-memory``), 1 when memory runs out
+    anyway, 130 on Ctrl-C, 141 (silently, as for SIGPIPE) when the reader of the output is gone.
+    """
     try:
         args = _parser().parse_args(argv)
         run = {"dimension": _dimension, "reproduce": _reproduce, "data": _data}[args.command]
-        print(run(args))
+        print(run(args), flush=True)
     except ValueError as error:
-        print(f"lsa_helpers: error: {error}", file=sys.stderr)
-        return 2
+        return _fail(f"error: {error}", 2)
+    except MemoryError:
+        return _fail("out of memory: try a smaller architecture or fewer tokens", 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 141
     return 0
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"lsa_helpers: {message}", file=sys.stderr)
+    return status

@@ -265,8 +265,8 @@ def write_atomic(path, chunks: Iterable[str]) -> Path:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> write_atomic(folder / "a.txt", ["one\\n", "two\\n"]).read_text()
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     write_atomic(pathlib.Path(folder) / "a.txt", ["one\\n", "two\\n"]).read_text()
     'one\\ntwo\\n'
     """
     path = Path(path)

@@ -14,9 +14,12 @@ from .rank import PRIME, FloatRank, exact_rank, float_rank
 from .symmetries import fiber_tangents
 from .weights import as_generator, random_inputs, random_weights
 
-__all__ = ["METHODS", "Dimension", "dimension"]
+__all__ = ["METHODS", "MAX_MEMORY", "Dimension", "dimension", "memory_estimate"]
 
 METHODS = ("auto", "float", "exact", "certified")
+
+MAX_MEMORY = 4e9
+"""Bytes: :func:`dimension` refuses a request whose first round alone needs more (half a laptop)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +66,7 @@ class Dimension:
 
 
 def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples: int | None = None,
-              modulus: int = PRIME) -> Dimension:
+              modulus: int = PRIME, max_memory: float = MAX_MEMORY) -> Dimension:
     """Dimension of the neuromanifold of ``arch`` from Jacobian ranks at a random point.
 
     Starts with ``N = ceil(parameters / (d_l t))`` inputs (as many rows as parameters) and adds
@@ -72,7 +75,8 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     ``method``: ``"float"`` (float64 SVD with its gap), ``"exact"`` (rank mod ``modulus``: a
     certified lower bound), ``"certified"`` (exact, and the dimension is proved when the lower
     bound meets ``parameters - rank of the symmetry tangents``), or ``"auto"`` (certified for
-    lightning, float for softmax).
+    lightning, float for softmax). A request whose first round needs more than ``max_memory``
+    bytes (:func:`memory_estimate`) is refused before anything is computed.
 
     Examples
     --------
@@ -81,10 +85,20 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if max_samples is not None and (not isinstance(max_samples, (int, np.integer))
+                                    or isinstance(max_samples, bool) or max_samples < 1):
+        raise ValueError(
+            f"max_samples must be a positive integer or None, got max_samples={max_samples!r}")
     if method == "auto":
         method = "certified" if arch.is_lightning else "float"
     exact = method != "float"
     p = check_modulus(arch, modulus) if exact else None
+    needed = memory_estimate(arch, method)
+    if needed > max_memory:
+        raise ValueError(
+            f"this request needs at least {needed / 1e9:.3g} GB of memory, above max_memory = "
+            f"{max_memory / 1e9:.3g} GB; raise max_memory (on the command line --max-memory) "
+            "to compute it anyway")
     rng = as_generator(rng)
     rank = (lambda M: exact_rank(M, p)) if exact else (lambda M: float_rank(M).rank)
     weights = random_weights(arch, rng, modulus=p)
@@ -98,6 +112,24 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
                                                max_samples=max_samples)
     return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
                      found, p)
+
+
+def memory_estimate(arch: Architecture, method: str = "certified") -> int:
+    """Bytes that the first round of :func:`dimension` holds at once, roughly; later rounds add
+    inputs, so a run can take twice as much or more.
+
+    With ``N = ceil(P / (d_l t))`` inputs for ``P`` parameters: the ``N d_l t x P`` Jacobian, the
+    forward-mode tangents of the largest layer (its parameters times ``N d t``), the per-input
+    chain matrices ``(d t)^2`` of a deep network, and the rank's own copy: an SVD's for a float
+    rank, FLINT's matrix and its Python list of residues for an exact one.
+    """
+    P, d, t = arch.parameter_count, max(arch.widths), arch.tokens
+    count = ceil(P / (arch.widths[-1] * t))
+    rows = count * arch.widths[-1] * t
+    layer = max(sum(r * c for r, c in shape) for shape in arch.layer_shapes)
+    floats = rows * P + 3 * layer * count * d * t + (arch.layers > 1) * 2 * count * (d * t) ** 2
+    rank = 3 * rows * P if method == "float" else 6 * min(rows, 2 * (P + 16)) * P
+    return 8 * (floats + rank)
 
 
 def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,

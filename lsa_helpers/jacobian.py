@@ -28,10 +28,12 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     modulus = check_prime(modulus)
     inner = max(arch.widths + arch.ranks) * arch.tokens
     if inner * (modulus - 1) ** 2 >= _EXACT_LIMIT:
+        most = (_EXACT_LIMIT - 1) // ((modulus - 1) ** 2 * max(arch.widths + arch.ranks))
         raise ValueError(
+            f"exact products mod {modulus} need max(widths + ranks) * tokens * (p - 1)^2 < 2^53: "
+            f"at most {most} tokens, got tokens={arch.tokens}" if most >= 1 else
             f"modulus must satisfy {inner} * (modulus - 1)^2 < 2^53 for exact float64 products, "
-            f"got modulus={modulus}"
-        )
+            f"got modulus={modulus}")
     return int(modulus)
 
 

@@ -47,9 +47,11 @@ def as_generator(rng) -> np.random.Generator:
     """Normalise ``rng`` (a Generator, an int seed or None) to a ``numpy.random.Generator``."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)
+                       and rng >= 0):
         return np.random.default_rng(rng)
-    raise ValueError(f"rng must be a numpy Generator, an int seed or None, got {rng!r}")
+    raise ValueError(
+        f"rng must be a numpy Generator, a non-negative int seed or None, got rng={rng!r}")
 
 
 def _draw(rng: np.random.Generator, shape, modulus: int | None, scale: float) -> np.ndarray:

@@ -1,6 +1,8 @@
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -66,6 +68,28 @@ def test_plain_text_output(capsys):
     (["--widths", "3,3"], "the following arguments are required: --ranks"),
     (["--widths", "3,2", "--ranks", "2", "--skip"],
      "skip=True needs equal widths (Y + phi(Y)), got widths=(3, 2)"),
+    (["--widths", "3,3", "--ranks", "2", "--seed", "-1"],
+     "argument --seed: --seed must be a non-negative integer, got '-1'"),
+    (["--widths", "3,3", "--ranks", "2", "--tokens", "100000000"],
+     ("exact products mod 1048573 need max(widths + ranks) * tokens * (p - 1)^2 < 2^53: "
+      "at most 2730 tokens, got tokens=100000000")),
+    (["--widths", "3,3", "--ranks", "2", "--max-memory", "0"],
+     "argument --max-memory: --max-memory must be a positive number of GB, got '0'"),
+    (["--widths", "500,500", "--ranks", "500"],
+     ("this request needs at least 4.5e+04 GB of memory, above max_memory = 4 GB; raise "
+      "max_memory (on the command line --max-memory) to compute it anyway")),
+    (["--widths", "60,60", "--ranks", "60"],
+     ("this request needs at least 9.33 GB of memory, above max_memory = 4 GB; raise "
+      "max_memory (on the command line --max-memory) to compute it anyway")),
+    (["--widths", "3,3", "--ranks", "2", "--tokens", "100000000", "--method", "float"],
+     ("this request needs at least 353 GB of memory, above max_memory = 4 GB; raise "
+      "max_memory (on the command line --max-memory) to compute it anyway")),
+    (["--widths", "3,3", "--ranks", "1000000000", "--method", "float"],
+     ("this request needs at least 2.02e+12 GB of memory, above max_memory = 4 GB; raise "
+      "max_memory (on the command line --max-memory) to compute it anyway")),
+    (["--widths", "6,6", "--ranks", "3", "--max-memory", "0.0001"],
+     ("this request needs at least 0.000415 GB of memory, above max_memory = 0.0001 GB; raise "
+      "max_memory (on the command line --max-memory) to compute it anyway")),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert main(["dimension", *args]) == 2
@@ -119,9 +143,27 @@ def test_data_build_failure_is_one_line(error, message, monkeypatch, capsys):
 @pytest.mark.parametrize("args, message", [
     (["data"], "the following arguments are required: action"),
     (["data", "check"], "argument action: invalid choice: 'check' (choose from 'build')"),
-    (["data", "build", "--seed", "x"], "argument --seed: invalid int value: 'x'"),
+    (["data", "build", "--seed", "x"],
+     "argument --seed: --seed must be a non-negative integer, got 'x'"),
 ])
 def test_data_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert main(args) == 2
     captured = capsys.readouterr()
     assert captured.err == f"lsa_helpers: error: {message}\n" and captured.out == ""
+
+
+def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status():
+    reader = subprocess.Popen([sys.executable, "-m", "lsa_helpers", "reproduce",
+                               "softmax-conjecture"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader.stdout.close()  # nobody reads the output
+    error = reader.stderr.read().decode()
+    assert reader.wait(timeout=120) == 141 and error == ""
+
+
+def test_ctrl_c_is_one_line_and_exit_130():
+    running = subprocess.Popen([sys.executable, "-m", "lsa_helpers", "dimension", "--widths",
+                                "40,40", "--ranks", "40"], stderr=subprocess.PIPE, text=True)
+    time.sleep(3)  # well inside a run of minutes
+    running.send_signal(signal.SIGINT)
+    error = running.stderr.read()
+    assert running.wait(timeout=120) == 130 and error == "lsa_helpers: interrupted\n"

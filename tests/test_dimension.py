@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lsa_helpers import Architecture, dimension
+from lsa_helpers.dimension import memory_estimate
 
 
 def test_certified_one_layer():
@@ -41,7 +42,7 @@ def test_sample_limit():
     ({"method": "fast"}, "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
     ({"method": "certified", "arch": Architecture((3, 3), (2,), "softmax")},
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
-    ({"rng": "x"}, "rng must be a numpy Generator, an int seed or None, got 'x'"),
+    ({"rng": "x"}, "rng must be a numpy Generator, a non-negative int seed or None, got rng='x'"),
 ])
 def test_errors(kwargs, message):
     arch = kwargs.pop("arch", Architecture((3, 3), (2,)))
@@ -56,3 +57,27 @@ def test_row_combinations_keep_the_exact_rank(rng):
     combined = _row_combinations(tall, PRIME, rng)
     assert combined.shape == (46, 30)
     assert exact_rank(combined) == exact_rank(tall) == 7
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: dimension(Architecture((3, 3), (2,)), max_samples=-1),
+     "max_samples must be a positive integer or None, got max_samples=-1"),
+    (lambda: dimension(Architecture((60, 60), (60,))),
+     ("this request needs at least 9.33 GB of memory, above max_memory = 4 GB; raise max_memory "
+      "(on the command line --max-memory) to compute it anyway")),
+    (lambda: Architecture({3, 4}, (2,)),
+     "widths must be a sequence of positive integers, got widths={3, 4}"),
+    (lambda: dimension(Architecture((3, 3), (2,)), rng=-1),
+     "rng must be a numpy Generator, a non-negative int seed or None, got rng=-1"),
+])
+def test_bad_requests_are_refused_before_computing(call, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        call()
+
+
+def test_the_memory_estimate_grows_with_the_jacobian():
+    """First round: about parameters^2 entries, a few bytes each, more for exact ranks."""
+    small, large = Architecture((8, 8), (4,)), Architecture((16, 16), (8,))
+    ratio = memory_estimate(large) / memory_estimate(small)
+    assert 14 < ratio < 18  # 4x the parameters: 16x the entries
+    assert memory_estimate(small, "float") < memory_estimate(small, "certified")

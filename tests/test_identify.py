@@ -162,7 +162,7 @@ def test_a_black_box_that_is_not_lightning_is_detected(rng):
     ({"tokens": 1}, "tokens must be an integer >= 2, got tokens=1"),
     ({"samples": 0}, "samples must be an integer >= 1, got samples=0"),
     ({"rtol": 0}, "rtol must be a number between 0 and 1, got rtol=0"),
-    ({"rng": "seed"}, "rng must be a numpy Generator, an int seed or None, got 'seed'"),
+    ({"rng": "seed"}, "rng must be a numpy Generator, a non-negative int seed or None, got rng='seed'"),
     ({"black_box": lambda X: X.sum(axis=0)},
      "black_box must map a d x t input to a d' x t output, got shape (2,) for a 3 x 2 input"),
     ({"black_box": lambda X: np.full((2, X.shape[1]), np.nan)},
