@@ -39,3 +39,42 @@ def test_out_of_range_values_clamp(caplog):
     widget = deep_explorer()
     result = set_and_run(widget, caplog, depth=9, d0=0, a1=-3)
     assert widget.children[0].value == 3 and result["widths"][0] == 1 and result["ranks"][0] == 1
+
+
+@pytest.mark.parametrize("depth, disabled", [
+    (1, ["d2", "d3", "a2", "a3"]), (2, ["d3", "a3"]), (3, []),
+])
+def test_sliders_past_the_depth_are_disabled(depth, disabled, caplog):
+    widget = deep_explorer(seed=2025)
+    result = set_and_run(widget, caplog, depth=depth)
+    assert result["disabled"] == disabled
+    sliders = {child.description: child for child in widget.children[:-1]}
+    assert [name for name, slider in sliders.items() if slider.disabled] == \
+        sorted(disabled, key=list(sliders).index)
+
+
+def test_sliders_are_enabled_again_when_the_depth_grows(caplog):
+    widget = deep_explorer(seed=2025)
+    set_and_run(widget, caplog, depth=1)
+    result = set_and_run(widget, caplog, depth=3, d3=2, a3=1)
+    sliders = {child.description: child for child in widget.children[:-1]}
+    assert not any(slider.disabled for slider in sliders.values())
+    assert result["widths"][3] == 2 and result["ranks"][2] == 1
+
+
+@pytest.mark.parametrize("values, expected", [                 # the demo answers of notebook 04
+    ({"depth": 3, "d0": 4, "d1": 4, "d2": 4, "d3": 4, "a1": 2, "a2": 3, "a3": 2},   # predict first
+     {"parameters": 104, "dimension": 52, "symmetry orbit": 52, "other fiber": 0}),
+    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 1},                     # question 1
+     {"parameters": 30, "formula": 17, "status": "derived", "dimension": 17, "symmetry orbit": 13,
+      "other fiber": 0}),
+    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 3},
+     {"parameters": 42, "formula": None, "certified": 18, "symmetry orbit": 21, "other fiber": 3}),
+    ({"depth": 1, "d0": 4, "d1": 3, "a1": 2},                                        # question 2
+     {"parameters": 28, "dimension": 23, "symmetry orbit": 5, "other fiber": 0,
+      "disabled": ["d2", "d3", "a2", "a3"]}),
+])
+def test_the_answers_of_notebook_04(values, expected, caplog):
+    result = set_and_run(deep_explorer(seed=2025), caplog, **values)
+    for key, value in expected.items():
+        assert result[key] == value, key

@@ -1,0 +1,311 @@
+"""The loss landscape at a global minimum: the Hessian of the squared loss and its flat directions.
+
+A network trained to **zero loss** on data from a teacher sits at a global minimum of
+
+    loss(W) = 1/2 sum_n || phi_W(X_n) - Y_n ||^2 .
+
+Its Hessian is ``H = J^T J + sum_k r_k grad^2 r_k``, with ``J`` the Jacobian of the outputs on the
+training inputs and ``r`` the residuals; at zero loss ``r = 0`` and ``H = J^T J``. So the flat
+directions (the null space of ``H``) number ``parameters - rank J``; with enough inputs
+``rank J = dim M`` and they are the directions of the fiber [derived].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+import numpy as np
+
+from .architecture import Architecture
+from .forward import forward
+from .jacobian import jacobian
+from .weights import (
+    Layer,
+    as_generator,
+    check_weights,
+    random_inputs,
+    random_weights,
+    vector_to_weights,
+    weights_to_vector,
+)
+
+__all__ = [
+    "FlatDirections",
+    "TeacherProblem",
+    "TrainingRun",
+    "flat_directions",
+    "hessian_at_minimum",
+    "hessian_spectrum",
+    "loss_hessian",
+    "squared_loss",
+    "teacher_problem",
+    "train_to_zero_loss",
+]
+
+
+class TeacherProblem(NamedTuple):
+    """Training data from a teacher network, and a starting point for the student."""
+
+    teacher: tuple[Layer, ...]
+    inputs: np.ndarray
+    targets: np.ndarray
+    start: tuple[Layer, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingRun:
+    """The end of a training run: ``weights``, the loss after each step, and whether it reached
+    relative loss ``loss / (1/2 sum ||Y_n||^2) <= rtol`` (``converged``)."""
+
+    weights: tuple[Layer, ...]
+    losses: tuple[float, ...]
+    converged: bool
+
+    @property
+    def steps(self) -> int:
+        """Number of accepted and rejected steps taken."""
+        return len(self.losses) - 1
+
+    def __repr__(self) -> str:
+        return (f"TrainingRun(steps={self.steps}, loss {self.losses[0]:.1e} -> "
+                f"{self.losses[-1]:.1e}, converged={self.converged})")
+
+
+@dataclasses.dataclass(frozen=True)
+class FlatDirections:
+    """The zero block of ``H = J^T J``: ``flat = parameters - rank`` zero eigenvalues.
+
+    ``eigenvalues`` are those of ``H`` in decreasing order (squared singular values of ``J``,
+    padded with zeros), ``basis`` an orthonormal basis of the null space (``flat x parameters``),
+    ``gap`` the smallest kept over the largest dropped eigenvalue (infinite when nothing is
+    dropped or the dropped ones are exactly zero).
+    """
+
+    parameters: int
+    rank: int
+    eigenvalues: np.ndarray
+    basis: np.ndarray
+    tolerance: float
+
+    @property
+    def flat(self) -> int:
+        """The size of the zero block: ``parameters - rank``."""
+        return self.parameters - self.rank
+
+    @property
+    def gap(self) -> float:
+        if self.rank == 0:
+            return 0.0
+        dropped = self.eigenvalues[self.rank] if self.rank < self.parameters else 0.0
+        return np.inf if dropped == 0 else float(self.eigenvalues[self.rank - 1] / dropped)
+
+    def __repr__(self) -> str:
+        return (f"FlatDirections(parameters={self.parameters}, rank={self.rank}, "
+                f"flat={self.flat}, gap={self.gap:.1e})")
+
+
+def _check_data(arch: Architecture, inputs, targets=None):
+    inputs = np.asarray(inputs, dtype=np.float64)
+    expected = (arch.widths[0], arch.tokens)
+    if inputs.ndim != 3 or inputs.shape[1:] != expected or inputs.shape[0] < 1:
+        raise ValueError(
+            f"inputs must have shape (N, {expected[0]}, {expected[1]}) with N >= 1, "
+            f"got {inputs.shape}")
+    if targets is None:
+        return inputs, None
+    targets = np.asarray(targets, dtype=np.float64)
+    wanted = (inputs.shape[0], arch.widths[-1], arch.tokens)
+    if targets.shape != wanted:
+        raise ValueError(f"targets must have shape {wanted} (one output per input), "
+                         f"got {targets.shape}")
+    return inputs, targets
+
+
+def teacher_problem(arch: Architecture, count: int, rng=None, *,
+                    perturbation: float = 0.3) -> TeacherProblem:
+    """Random teacher weights, ``count`` inputs with their teacher outputs, and a start nearby.
+
+    The teacher is :func:`~lsa_helpers.weights.random_weights`; each input is a Gaussian
+    ``d_0 x t`` matrix rescaled to Frobenius norm ``sqrt(t)`` (tokens of about unit length, which
+    keeps the degree-``3^l`` outputs of moderate size); the targets are ``Y_n = phi_T(X_n)``. The
+    start adds to each teacher weight ``perturbation`` times a Gaussian of the teacher's scale
+    (variance ``1/d_{i-1}``): near the teacher, not at it.
+
+    Raises
+    ------
+    ValueError
+        If ``count`` is not a positive integer or ``perturbation`` is negative.
+
+    Examples
+    --------
+    >>> problem = teacher_problem(Architecture((3, 2, 3), (2, 2)), 8, 0)
+    >>> problem.inputs.shape, problem.targets.shape
+    ((8, 3, 3), (8, 3, 3))
+    """
+    if not isinstance(perturbation, (int, float)) or perturbation < 0:
+        raise ValueError(f"perturbation must be a number >= 0, got perturbation={perturbation!r}")
+    rng = as_generator(rng)
+    teacher = random_weights(arch, rng)
+    X = random_inputs(arch, count, rng)
+    X *= np.sqrt(arch.tokens) / np.linalg.norm(X, axis=(1, 2), keepdims=True)
+    Y = forward(teacher, X, normalization=arch.normalization, skip=arch.skip)
+    start = tuple(Layer(*(w + perturbation * rng.normal(scale=w.shape[1] ** -0.5, size=w.shape)
+                          for w in layer)) for layer in teacher)
+    return TeacherProblem(teacher, X, Y, start)
+
+
+def _residuals(arch: Architecture, vector: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    weights = vector_to_weights(arch, vector)
+    return (forward(weights, X, normalization=arch.normalization, skip=arch.skip) - Y).ravel()
+
+
+def squared_loss(arch: Architecture, weights, inputs, targets) -> float:
+    """``1/2 sum_n || phi_W(X_n) - Y_n ||_F^2`` over the training pairs.
+
+    Examples
+    --------
+    >>> problem = teacher_problem(Architecture((3, 2, 3), (2, 2)), 8, 0)
+    >>> squared_loss(Architecture((3, 2, 3), (2, 2)), problem.teacher, *problem[1:3])
+    0.0
+    """
+    X, Y = _check_data(arch, inputs, targets)
+    r = _residuals(arch, weights_to_vector(check_weights(arch, weights)), X, Y)
+    return float(0.5 * r @ r)
+
+
+def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_steps: int = 300,
+                       rtol: float = 1e-24) -> TrainingRun:
+    """Minimize the squared loss from ``weights`` by Levenberg-Marquardt.
+
+    Each step solves ``min_s ||J s + r||^2 + lam ||s||^2`` (a damped Gauss-Newton step) by least
+    squares; a step that lowers the loss is taken and ``lam`` divided by 3, otherwise ``lam`` grows
+    (doubling its factor each time). It stops when the relative loss
+    ``loss / (1/2 sum ||Y_n||^2)`` is at most ``rtol`` (``converged=True``: a zero-loss point up to
+    rounding), after ``max_steps`` steps, or when ``lam`` overflows (a stalled run).
+
+    Raises
+    ------
+    ValueError
+        If ``max_steps`` is not a positive integer, ``rtol`` is not positive, or the shapes of
+        the weights, inputs and targets do not match ``arch``.
+
+    Examples
+    --------
+    >>> arch = Architecture((3, 2, 3), (2, 2))
+    >>> problem = teacher_problem(arch, 8, 1)
+    >>> run = train_to_zero_loss(arch, problem.start, problem.inputs, problem.targets)
+    >>> run.converged, squared_loss(arch, run.weights, problem.inputs, problem.targets) < 1e-20
+    (True, True)
+    """
+    if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, bool) or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive integer, got max_steps={max_steps!r}")
+    if not isinstance(rtol, (int, float)) or not rtol > 0:
+        raise ValueError(f"rtol must be a positive number, got rtol={rtol!r}")
+    X, Y = _check_data(arch, inputs, targets)
+    w = weights_to_vector(check_weights(arch, weights))
+    scale = max(0.5 * float(np.sum(Y**2)), np.finfo(np.float64).tiny)
+    r = _residuals(arch, w, X, Y)
+    loss = 0.5 * float(r @ r)
+    losses = [loss]
+    J = jacobian(arch, vector_to_weights(arch, w), X)
+    lam, factor = 1e-3 * float(np.linalg.norm(J, 2)) ** 2 + 1e-300, 2.0
+    zeros = np.zeros(w.size)
+    while loss > rtol * scale and len(losses) <= max_steps and np.isfinite(lam) and lam < 1e40:
+        A = np.vstack([J, np.sqrt(lam) * np.eye(w.size)])
+        step = np.linalg.lstsq(A, np.concatenate([-r, zeros]), rcond=None)[0]
+        r_new = _residuals(arch, w + step, X, Y)
+        loss_new = 0.5 * float(r_new @ r_new)
+        if loss_new < loss:
+            w, r, loss = w + step, r_new, loss_new
+            lam, factor = lam / 3, 2.0
+            J = jacobian(arch, vector_to_weights(arch, w), X)
+        else:
+            lam, factor = lam * factor, factor * 2
+        losses.append(loss)
+    return TrainingRun(vector_to_weights(arch, w), tuple(losses), bool(loss <= rtol * scale))
+
+
+def hessian_at_minimum(arch: Architecture, weights, inputs) -> np.ndarray:
+    """``J^T J``, the Gauss-Newton matrix: the Hessian of the squared loss at a zero-loss point.
+
+    ``H = J^T J + sum_k r_k grad^2 r_k``; the second term vanishes with the residuals ``r``
+    [derived]. ``J`` is :func:`~lsa_helpers.jacobian.jacobian` on the training inputs.
+    """
+    X, _ = _check_data(arch, inputs)
+    J = jacobian(arch, weights, X)
+    return J.T @ J
+
+
+def loss_hessian(arch: Architecture, weights, inputs, targets, *, step: float = 1e-6) -> np.ndarray:
+    """The full Hessian of the squared loss, by central differences of its exact gradient.
+
+    The gradient is ``J^T r``; column ``q`` of the Hessian is
+    ``(g(W + h e_q) - g(W - h e_q)) / 2h`` with ``h = step * max(1, ||W||_inf)``, and the result is
+    symmetrized. Its error is of order ``h^2`` plus rounding ``eps ||g|| / h``: use it to check
+    ``H = J^T J`` at a minimum, not to count small eigenvalues.
+
+    Raises
+    ------
+    ValueError
+        If ``step`` is not positive or the shapes do not match ``arch``.
+    """
+    if not isinstance(step, (int, float)) or not step > 0:
+        raise ValueError(f"step must be a positive number, got step={step!r}")
+    X, Y = _check_data(arch, inputs, targets)
+    w = weights_to_vector(check_weights(arch, weights))
+    h = step * max(1.0, float(np.abs(w).max()))
+
+    def gradient(v):
+        return jacobian(arch, vector_to_weights(arch, v), X).T @ _residuals(arch, v, X, Y)
+
+    columns = [(gradient(w + h * e) - gradient(w - h * e)) / (2 * h) for e in np.eye(w.size)]
+    H = np.array(columns).T
+    return (H + H.T) / 2
+
+
+def hessian_spectrum(arch: Architecture, weights, inputs) -> np.ndarray:
+    """The eigenvalues of ``J^T J`` in decreasing order, as squared singular values of ``J``.
+
+    Squaring the singular values keeps the small eigenvalues accurate (an eigensolver on
+    ``J^T J`` would blur everything below ``eps * lambda_max``). Padded with zeros to the number
+    of parameters when ``J`` has fewer rows.
+    """
+    X, _ = _check_data(arch, inputs)
+    s = np.linalg.svd(jacobian(arch, weights, X), compute_uv=False)
+    eigenvalues = np.zeros(arch.parameter_count)
+    eigenvalues[: s.size] = s**2
+    return eigenvalues
+
+
+def flat_directions(arch: Architecture, weights, inputs) -> FlatDirections:
+    """The null space of the Hessian ``J^T J`` at a zero-loss point: its size and a basis.
+
+    A singular value ``s_i`` of ``J`` counts as zero when ``s_i <= max(J.shape) * eps * s_1``
+    (the rule of ``numpy.linalg.matrix_rank``); the eigenvalues of ``H`` are ``s_i^2``. So
+    ``flat = parameters - rank J``. With enough inputs ``rank J = dim M`` at a generic point,
+    and the flat directions are the tangent space of the fiber; for the networks where the
+    fiber is the symmetry orbit that is ``sum_i a_i^2 + sum_{i<l} d_i^2 + l`` [derived]. With
+    too few inputs ``rank J < dim M``: extra flat directions, which change the function off the
+    training inputs.
+
+    Raises
+    ------
+    ValueError
+        If the shapes of the weights or the inputs do not match ``arch``.
+
+    Examples
+    --------
+    >>> arch = Architecture((3, 2, 3), (2, 2))
+    >>> problem = teacher_problem(arch, 8, 1)
+    >>> flat_directions(arch, problem.teacher, problem.inputs).flat
+    14
+    """
+    X, _ = _check_data(arch, inputs)
+    J = jacobian(arch, weights, X)
+    _, s, Vt = np.linalg.svd(J, full_matrices=True)
+    tolerance = max(J.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
+    rank = int(np.count_nonzero(s > tolerance))
+    eigenvalues = np.zeros(arch.parameter_count)
+    eigenvalues[: s.size] = s**2
+    return FlatDirections(arch.parameter_count, rank, eigenvalues, Vt[rank:], float(tolerance**2))
