@@ -27,7 +27,9 @@ import os
 import platform
 import re
 import secrets
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from itertools import product
@@ -35,11 +37,14 @@ from pathlib import Path
 
 from .architecture import Architecture
 
-__all__ = ["DATA_DIR", "TABLES", "Column", "Table", "atlas_grid", "atlas_row", "build_data",
-           "load_table", "write_atomic"]
+__all__ = ["DATA_DIR", "DATA_ENV", "TABLES", "Column", "Table", "atlas_grid", "atlas_row",
+           "build_data", "data_folder", "load_table", "write_atomic"]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 """The repository's ``data/`` folder (next to the package in a source checkout)."""
+
+DATA_ENV = "LSA_DATA_DIR"
+"""An environment variable that names the folder of the tables, for an installed package."""
 
 CHECKSUMS = "SHA256SUMS"
 _TYPES = ("int", "gap", "str", "bool", "sizes")
@@ -51,7 +56,8 @@ class Column:
 
     ``kind`` is ``"int"``, ``"gap"`` (a float written with two significant digits, ``inf``
     allowed), ``"str"`` (one of ``choices`` when given), ``"bool"`` (``true``/``false``) or
-    ``"sizes"`` (comma-separated positive integers, read as a tuple).
+    ``"sizes"`` (comma-separated positive integers, read as a tuple). An ``"int"`` is at least
+    ``minimum`` (counts, ranks and dimensions are never negative).
     """
 
     name: str
@@ -59,6 +65,7 @@ class Column:
     doc: str
     nullable: bool = False
     choices: tuple[str, ...] | None = None
+    minimum: int = 0
 
     def __post_init__(self):
         if self.kind not in _TYPES:
@@ -67,11 +74,15 @@ class Column:
 
 @dataclasses.dataclass(frozen=True)
 class Table:
-    """A table: its file name in ``data/``, what one row is, its columns and the record type."""
+    """A table: its file name in ``data/``, what one row is, its columns and the record type.
+
+    ``key``: the columns that tell rows apart (no two rows may share them).
+    """
 
     name: str
     doc: str
     columns: tuple[Column, ...]
+    key: tuple[str, ...]
 
     @property
     def filename(self) -> str:
@@ -107,14 +118,14 @@ ATLAS = Table("atlas", "one lightning architecture (and the same widths with sof
            "`unequal hidden` (the rest: unequal hidden widths, each <= min(d_0, d_l))",
            choices=_KINDS),
     Column("rank_one_intermediate", "bool", "some layer i < l has a_i = 1"),
-    Column("layers", "int", "depth l"),
+    Column("layers", "int", "depth l", minimum=1),
     Column("widths", "sizes", "d_0,...,d_l"),
     Column("ranks", "sizes", "a_1,...,a_l"),
-    Column("tokens", "int", "t, tokens per input"),
+    Column("tokens", "int", "t, tokens per input", minimum=1),
     Column("normalization", "str", "normalization of the architecture of the formula, float and "
            "exact columns (always lightning; softmax columns are prefixed)",
            choices=("lightning",)),
-    Column("parameters", "int", "sum_i (2 a_i + d_i) d_{i-1}"),
+    Column("parameters", "int", "sum_i (2 a_i + d_i) d_{i-1}", minimum=1),
     Column("formula_dimension", "int", "`formula_dimension`; empty where no formula applies",
            nullable=True),
     Column("formula_status", "str", "paper, derived or none", choices=("paper", "derived", "none")),
@@ -141,18 +152,19 @@ ATLAS = Table("atlas", "one lightning architecture (and the same widths with sof
     Column("softmax_upper_bound", "int", "the `upper_bound` of that softmax `dimension` call: "
            "parameters minus the float rank of the known fiber directions at the same point"),
     Column("seed", "int", "the `rng` of the three `dimension` calls"),
-))
+), key=("widths", "ranks", "tokens"))
 
 _CONJECTURE_COLUMNS = (
-    Column("width", "int", "delta: every width d_0 = ... = d_l"),
-    Column("layers", "int", "depth l"),
-    Column("attention_rank", "int", "a, the same in every layer"),
-    Column("tokens", "int", "t"),
-    Column("parameters", "int", "parameters of the network"),
+    Column("width", "int", "delta: every width d_0 = ... = d_l", minimum=1),
+    Column("layers", "int", "depth l", minimum=1),
+    Column("attention_rank", "int", "a, the same in every layer", minimum=1),
+    Column("tokens", "int", "t", minimum=1),
+    Column("parameters", "int", "parameters of the network", minimum=1),
     Column("expected_dimension", "int", "lightning formula + l (the paper's conjecture); empty "
            "where no formula applies", nullable=True),
-    Column("samples", "int", "Gaussian inputs per trial"),
-    Column("trials", "int", "random points (weights and inputs) tried"),
+    Column("samples", "int", "Gaussian inputs per trial", minimum=1),
+    Column("trials", "int", "random points (weights and inputs) tried (one rank each in "
+           "`trial_ranks`)", minimum=1),
     Column("jacobian_rank", "int", "largest float64 Jacobian rank over the trials (the paper "
            "reports the maximum)"),
     Column("gap", "gap", "singular-value gap of that trial, two significant digits"),
@@ -164,12 +176,13 @@ _CONJECTURE_COLUMNS = (
     Column("seed", "int", "the build seed (see data/README.md for how each run derives its rng)"),
 )
 
+_CONJECTURE_KEY = ("width", "layers", "attention_rank", "tokens")
 CONJECTURE = Table("softmax_conjecture", "one width of the paper's experiment (two softmax "
                    "layers, a = 2, t = 3, 250 inputs, 5 trials, 8 at width 10)",
-                   _CONJECTURE_COLUMNS)
+                   _CONJECTURE_COLUMNS, _CONJECTURE_KEY)
 EXTENSION = Table("softmax_conjecture_extension", "one (width, rank) of the extension: three "
                   "softmax layers, t = 3, widths 3 to 12, ranks 1 to 4 (a <= width)",
-                  _CONJECTURE_COLUMNS)
+                  _CONJECTURE_COLUMNS, _CONJECTURE_KEY)
 
 TABLES = {table.name: table for table in (ATLAS, CONJECTURE, EXTENSION)}
 """The tables of ``data/`` by name: their columns, in file order, with their types."""
@@ -227,6 +240,8 @@ def _parse(column: Column, text: str):
     if column.kind == "int":
         if not _INT.fullmatch(text):
             raise ValueError(f"expected an integer, got {text!r}")
+        if int(text) < column.minimum:
+            raise ValueError(f"expected an integer >= {column.minimum}, got {text!r}")
         return int(text)
     if column.kind == "gap":
         try:
@@ -299,7 +314,11 @@ def _read_checksums(folder: Path, filename: str) -> str:
     sums = folder / CHECKSUMS
     if not sums.is_file():
         raise ValueError(f"{folder / filename}: cannot verify it, {sums} does not exist")
-    for line in sums.read_text(encoding="utf-8").splitlines():
+    try:
+        lines = sums.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{sums}: not UTF-8 text") from None
+    for line in lines:
         match = re.fullmatch(r"([0-9a-f]{64}) [ *](.+)", line)
         if match and match.group(2) == filename:
             return match.group(1)
@@ -307,6 +326,17 @@ def _read_checksums(folder: Path, filename: str) -> str:
 
 
 # --- reading ------------------------------------------------------------------------------------
+
+def data_folder() -> Path:
+    """Where the tables are: ``$LSA_DATA_DIR`` if set; else :data:`DATA_DIR` when it holds them
+    (a clone, or an editable install); else ``data/`` of the current folder or of its parent (a
+    clone whose package was installed elsewhere: the notebooks run in ``notebooks/``)."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV])
+    here = Path.cwd()
+    return next((f for f in (DATA_DIR, here / "data", here.parent / "data")
+                 if (f / CHECKSUMS).is_file()), DATA_DIR)
+
 
 def load_table(name: str, *, folder=None) -> tuple:
     """Read table ``name`` of ``data/`` (see :data:`TABLES`) as a tuple of frozen records.
@@ -322,7 +352,7 @@ def load_table(name: str, *, folder=None) -> tuple:
     name : str
         ``"atlas"``, ``"softmax_conjecture"`` or ``"softmax_conjecture_extension"``.
     folder : path, optional
-        Where the tables are (default :data:`DATA_DIR`).
+        Where the tables are (default :func:`data_folder`).
 
     Raises
     ------
@@ -341,11 +371,12 @@ def load_table(name: str, *, folder=None) -> tuple:
     if name not in TABLES:
         raise ValueError(f"name must be one of {tuple(TABLES)}, got {name!r}")
     table = TABLES[name]
-    folder = DATA_DIR if folder is None else Path(folder)
+    folder = data_folder() if folder is None else Path(folder)
     path = folder / table.filename
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (build it with "
-                                f"`python -m lsa_helpers data build`)")
+                                f"`python -m lsa_helpers data build`, or set {DATA_ENV} to the "
+                                "course's data/ folder)")
     expected, found = _read_checksums(folder, table.filename), _sha256(path)
     if found != expected:
         raise ValueError(f"{path}: checksum does not match {CHECKSUMS} (expected "
@@ -360,6 +391,13 @@ def _parse_table(table: Table, path: Path) -> tuple:
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not UTF-8 text") from None
     reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return _records(table, path, reader)
+    except csv.Error as error:
+        raise ValueError(f"{path}: line {reader.line_num}: {error}") from None
+
+
+def _records(table: Table, path: Path, reader) -> tuple:
     header = next(reader, None)
     names = [c.name for c in table.columns]
     if header != names:
@@ -371,7 +409,7 @@ def _parse_table(table: Table, path: Path) -> tuple:
             f"unexpected {unexpected}" if unexpected else "")
         raise ValueError(f"{path}: columns do not match the {table.name} schema: "
                          f"{problem or 'wrong order'}")
-    records = []
+    records, lines = [], {}
     for row in reader:
         line = reader.line_num
         if len(row) != len(names):
@@ -382,7 +420,17 @@ def _parse_table(table: Table, path: Path) -> tuple:
                 values[column.name] = _parse(column, cell)
             except ValueError as error:
                 raise ValueError(f"{path}: line {line}, column {column.name!r}: {error}") from None
+        key = tuple(values[name] for name in table.key)
+        if key in lines:
+            raise ValueError(f"{path}: line {line} repeats line {lines[key]} "
+                             f"({', '.join(f'{n}={v!r}' for n, v in zip(table.key, key))})")
+        lines[key] = line
+        if "trial_ranks" in values and len(values["trial_ranks"]) != values["trials"]:
+            raise ValueError(f"{path}: line {line}: trials = {values['trials']} but trial_ranks "
+                             f"lists {len(values['trial_ranks'])} ranks")
         records.append(table.record(**values))
+    if not records:
+        raise ValueError(f"{path}: the table has no rows")
     return tuple(records)
 
 
@@ -492,14 +540,24 @@ def _atlas_job(job) -> dict:
     return atlas_row(*job)
 
 
-def _one_blas_thread() -> None:
+def _worker_start(parent: int) -> None:
+    """A worker: one BLAS thread, and (on Linux) a SIGTERM when the build process dies, even by
+    SIGKILL, so that no worker outlives it."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
 
 
-def _atlas_rows(archs, seed: int, workers: int, progress: Callable[[int], None]) -> list[dict]:
-    """Atlas rows in order, one process per worker with one BLAS thread each."""
+def _atlas_rows(archs, seed: int, workers: int, progress: Callable[[int], object]) -> list[dict]:
+    """Atlas rows in order, one process per worker with one BLAS thread each; ``progress(1)``
+    after each row."""
     jobs = [(arch, seed) for arch in archs]
     rows = []
     if workers <= 1:
@@ -509,16 +567,17 @@ def _atlas_rows(archs, seed: int, workers: int, progress: Callable[[int], None])
             for job in jobs:
                 rows.append(_atlas_job(job))
                 _check_atlas_row(rows[-1])
-                progress(len(rows))
+                progress(1)
         return rows
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(workers, initializer=_one_blas_thread) as pool:
+    with ProcessPoolExecutor(workers, initializer=_worker_start,
+                             initargs=(os.getpid(),)) as pool:
         try:
             for row in pool.map(_atlas_job, jobs, chunksize=4):
                 rows.append(row)
                 _check_atlas_row(row)
-                progress(len(rows))
+                progress(1)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)  # stop now, not after the whole grid
             raise
@@ -558,7 +617,7 @@ def _paper_rows(seed: int, options: dict) -> list[dict]:
     return _conjecture_rows(rows, options=_with_defaults(options), seed=seed)
 
 
-def _extension_rows(seed: int, options: dict, progress: Callable[[int], None]) -> list[dict]:
+def _extension_rows(seed: int, options: dict, progress: Callable[[int], object]) -> list[dict]:
     """One call per rank ``a`` with ``rng = numpy.random.default_rng([seed, a])``."""
     import numpy as np
 
@@ -567,38 +626,15 @@ def _extension_rows(seed: int, options: dict, progress: Callable[[int], None]) -
     options = dict(options)
     widths, ranks = options.pop("widths"), options.pop("ranks")
     out = []
-    for step, a in enumerate(ranks, 1):
+    for a in ranks:
         rows = reproduce_softmax_conjecture([w for w in widths if w >= a], rank=a,
                                             rng=np.random.default_rng([seed, a]), **options)
         out += _conjecture_rows(rows, options=_with_defaults({**options, "rank": a}), seed=seed)
-        progress(step)
+        progress(1)
     return sorted(out, key=lambda r: (r["attention_rank"], r["width"]))
 
 
 # --- building -----------------------------------------------------------------------------------
-
-class _Progress:
-    """A plain-text progress bar on stderr: ``label [#####.....] 12/40 3 s``."""
-
-    def __init__(self, label: str, total: int, stream=None, width: int = 30):
-        self.label, self.total, self.width = label, max(total, 1), width
-        self.stream = sys.stderr if stream is None else stream
-        self.start, self.shown = time.perf_counter(), -1
-        self.live = getattr(self.stream, "isatty", lambda: False)()
-
-    def __call__(self, done: int) -> None:
-        tenth = 10 * done // self.total
-        if not self.live and tenth == self.shown and done < self.total:
-            return
-        self.shown = tenth
-        filled = self.width * done // self.total
-        bar = "#" * filled + "." * (self.width - filled)
-        text = (f"{self.label:<30} [{bar}] {done}/{self.total} "
-                f"{time.perf_counter() - self.start:.0f} s")
-        end = "\n" if done >= self.total or not self.live else ""
-        self.stream.write(("\r" if self.live else "") + text + end)
-        self.stream.flush()
-
 
 def _csv_chunks(table: Table, rows: list[dict]) -> Iterable[str]:
     buffer = io.StringIO()
@@ -620,60 +656,81 @@ def build_data(folder=None, *, seed: int = 0, atlas=None, paper: dict | None = N
     ``atlas``: the architectures (default :func:`atlas_grid`); ``paper``: keyword arguments of
     :func:`reproduce_softmax_conjecture` (default ``{}``, the paper's settings); ``extension``: as
     :data:`EXTENSION_EXPERIMENT` (the default). ``workers``: processes for the atlas (default
-    one per core). Every file is written atomically (:func:`write_atomic`), after all the
-    computation is done, so a failed build leaves the old files in place. Returns a summary:
-    rows per table and the seconds each stage took.
+    one per core). ``progress``: ``tqdm`` bars on standard error. The folder is checked before
+    anything is computed; every file is first written into a staging folder inside it, and only
+    when all of them are complete are they moved into place (``SHA256SUMS`` last), so a failed
+    build leaves the old files as they were. Returns a summary: rows per table and the seconds
+    each stage took.
 
     Raises
     ------
     ValueError
-        If a formula dimension disagrees with the exact rank of an atlas row (or an exact rank
-        exceeds its upper bound): nothing is written.
+        If ``folder`` is empty or not a directory, or a formula dimension disagrees with the exact
+        rank of an atlas row (or an exact rank exceeds its upper bound): nothing is written.
     """
-    folder = DATA_DIR if folder is None else Path(folder)
+    from tqdm import tqdm
+
+    folder = _output_folder(folder)
+    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))  # fails now, if it must
     atlas_default = atlas is None
     atlas = atlas_grid() if atlas is None else tuple(atlas)
     paper = dict(PAPER_EXPERIMENT if paper is None else paper)
     extension = dict(EXTENSION_EXPERIMENT if extension is None else extension)
     workers = workers or os.cpu_count() or 1
-    silent = io.StringIO()
-    stream = sys.stderr if progress else silent
     times, start, cpu = {}, time.perf_counter(), _cpu_seconds()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    stages = {"atlas": len(atlas), "softmax conjecture (paper)": 1,
+              "softmax conjecture (extension)": len(extension["ranks"])}
+    bars = {label: tqdm(total=total, desc=label, file=sys.stderr, disable=not progress,
+                        unit="row" if label == "atlas" else "run") for label, total in stages.items()}
+    try:
+        clock = time.perf_counter()
+        atlas_rows = _atlas_rows(atlas, seed, workers, bars["atlas"].update)
+        times["atlas"] = time.perf_counter() - clock
 
-    clock = time.perf_counter()
-    atlas_rows = _atlas_rows(atlas, seed, workers, _Progress("atlas", len(atlas), stream))
-    times["atlas"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        paper_rows = _paper_rows(seed, paper)
+        bars["softmax conjecture (paper)"].update(1)
+        times["softmax_conjecture"] = time.perf_counter() - clock
 
-    clock = time.perf_counter()
-    bar = _Progress("softmax conjecture (paper)", 1, stream)
-    bar(0)
-    paper_rows = _paper_rows(seed, paper)
-    bar(1)
-    times["softmax_conjecture"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        extension_rows = _extension_rows(seed, extension,
+                                         bars["softmax conjecture (extension)"].update)
+        times["softmax_conjecture_extension"] = time.perf_counter() - clock
+        times["total"] = time.perf_counter() - start
+        times["cpu"] = _cpu_seconds() - cpu
 
-    clock = time.perf_counter()
-    bar = _Progress("softmax conjecture (extension)", len(extension["ranks"]), stream)
-    bar(0)
-    extension_rows = _extension_rows(seed, extension, bar)
-    times["softmax_conjecture_extension"] = time.perf_counter() - clock
-    times["total"] = time.perf_counter() - start
-    times["cpu"] = _cpu_seconds() - cpu
-
-    tables = {"atlas": atlas_rows, "softmax_conjecture": paper_rows,
-              "softmax_conjecture_extension": extension_rows}
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, rows in tables.items():
-        write_atomic(folder / TABLES[name].filename, _csv_chunks(TABLES[name], rows))
-    summary = {"folder": str(folder), "seed": seed, "workers": workers,
-               "rows": {name: len(rows) for name, rows in tables.items()},
-               "seconds": {k: round(v, 1) for k, v in times.items()}, "load": load,
-               "paper": paper, "extension": extension, "atlas_default": atlas_default}
-    write_atomic(folder / "README.md", [_readme(summary, atlas_rows)])
-    sums = [f"{_sha256(folder / TABLES[name].filename)}  {TABLES[name].filename}\n"
-            for name in tables]
-    write_atomic(folder / CHECKSUMS, sums)
+        tables = {"atlas": atlas_rows, "softmax_conjecture": paper_rows,
+                  "softmax_conjecture_extension": extension_rows}
+        for name, rows in tables.items():
+            write_atomic(staging / TABLES[name].filename, _csv_chunks(TABLES[name], rows))
+        summary = {"folder": str(folder), "seed": seed, "workers": workers,
+                   "rows": {name: len(rows) for name, rows in tables.items()},
+                   "seconds": {k: round(v, 1) for k, v in times.items()}, "load": load,
+                   "paper": paper, "extension": extension, "atlas_default": atlas_default}
+        write_atomic(staging / "README.md", [_readme(summary, atlas_rows)])
+        files = [TABLES[name].filename for name in tables]
+        write_atomic(staging / CHECKSUMS, [f"{_sha256(staging / f)}  {f}\n" for f in files])
+        for name in [*files, "README.md", CHECKSUMS]:
+            os.replace(staging / name, folder / name)
+    finally:
+        for bar in bars.values():
+            bar.close()
+        shutil.rmtree(staging, ignore_errors=True)
     return summary
+
+
+def _output_folder(folder) -> Path:
+    """The folder a build writes into, created if need be: :func:`data_folder` by default."""
+    if folder is None:
+        folder = data_folder()
+    elif not str(folder).strip():
+        raise ValueError(f"folder must be a path, got folder={str(folder)!r}")
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"folder must be a directory, got {folder} (not a directory)")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def _cpu_seconds() -> float:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lsa_helpers import Architecture, atlas_row, build_data, load_table, write_atomic
-from lsa_helpers.data import CHECKSUMS, DATA_DIR, TABLES, _Progress
+from lsa_helpers.data import CHECKSUMS, DATA_DIR, DATA_ENV, TABLES, data_folder
 
 PAPER_EXPECTED = [25, 40, 57, 76, 97, 120, 145, 172]  # the paper's table, widths 3 to 10
 RECOMPUTED = ["kind", "rank_one_intermediate", "parameters", "formula_dimension", "formula_status",
@@ -178,7 +178,8 @@ def test_unknown_table_and_missing_file(tmp_path):
         load_table("atlas.csv")
     with pytest.raises(FileNotFoundError, match=re.escape(
             f"{tmp_path / 'atlas.csv'}: no such file (build it with "
-            "`python -m lsa_helpers data build`)")):
+            "`python -m lsa_helpers data build`, or set LSA_DATA_DIR to the course's data/ "
+            "folder)")):
         load_table("atlas", folder=tmp_path)
 
 
@@ -243,14 +244,10 @@ def test_build_stops_when_a_formula_disagrees(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_progress_bar_is_plain_text():
-    stream = io.StringIO()
-    bar = _Progress("atlas", 4, stream, width=8)
-    for done in range(5):
-        bar(done)
-    lines = stream.getvalue().splitlines()
-    assert lines[-1].startswith("atlas") and "[########] 4/4" in lines[-1]
-    assert "[####....] 2/4" in stream.getvalue() and "\r" not in stream.getvalue()
+def test_progress_shows_on_standard_error(tmp_path, capsys):
+    build_data(tmp_path, seed=3, **{**SMALL, "progress": True})
+    captured = capsys.readouterr()
+    assert captured.out == "" and "atlas: 100%" in captured.err and "2/2" in captured.err
 
 
 def test_records_are_frozen_and_pickle():
@@ -261,3 +258,111 @@ def test_records_are_frozen_and_pickle():
     assert pickle.loads(pickle.dumps(row)) == row
     with pytest.raises(dataclasses.FrozenInstanceError):
         row.width = 4
+
+
+# --- the loader refuses what its checksums cannot catch ---------------------------------------
+
+@pytest.mark.parametrize("change, message", [
+    (lambda text: text.splitlines(keepends=True)[0], "the table has no rows"),
+    (lambda text: text.replace("\n3,2,2,3,", "\n-3,2,2,3,", 1),
+     "line 2, column 'width': expected an integer >= 1, got '-3'"),
+    (lambda text: text.replace(',5,25,', ',4,25,', 1),
+     "line 2: trials = 4 but trial_ranks lists 5 ranks"),
+    (lambda text: text + text.splitlines(keepends=True)[1],
+     "line 10 repeats line 2 (width=3, layers=2, attention_rank=2, tokens=3)"),
+    (lambda text: text.replace('"25,25,25,25,25"', '"' + "1," * 70000 + '1"', 1),
+     "line 2: field larger than field limit (131072)"),
+])
+def test_a_signed_but_wrong_table_is_refused(copy, change, message):
+    path = copy / "softmax_conjecture.csv"
+    path.write_text(change(path.read_text()))
+    resign(copy)
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{path}: {message}')}$"):
+        load_table("softmax_conjecture", folder=copy)
+
+
+def test_checksums_that_are_not_text_are_refused(copy):
+    (copy / CHECKSUMS).write_bytes(b"\xff\xfe not text")
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{copy / CHECKSUMS}: not UTF-8 text')}$"):
+        load_table("atlas", folder=copy)
+
+
+def test_the_tables_are_found_from_a_clone_or_by_the_environment(copy, tmp_path, monkeypatch):
+    assert data_folder() == DATA_DIR  # this checkout
+    monkeypatch.setenv(DATA_ENV, str(copy))
+    assert data_folder() == copy and load_table("atlas") == load_table("atlas", folder=DATA_DIR)
+    monkeypatch.delenv(DATA_ENV)
+    # an installed package (no data/ beside it), run from the notebooks/ folder of a clone
+    monkeypatch.setattr("lsa_helpers.data.DATA_DIR", tmp_path / "site-packages" / "data")
+    clone = tmp_path / "clone"
+    shutil.copytree(copy, clone / "data", ignore=shutil.ignore_patterns("clone"))
+    (clone / "notebooks").mkdir()
+    monkeypatch.chdir(clone / "notebooks")
+    assert data_folder() == clone / "data"
+
+
+# --- the build checks its folder first and swaps complete files in -------------------------------
+
+@pytest.mark.parametrize("folder, message", [
+    ("", "folder must be a path, got folder=''"),
+    ("   ", "folder must be a path, got folder='   '"),
+])
+def test_an_empty_folder_name_is_refused(folder, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        build_data(folder, **SMALL)
+
+
+def test_a_file_as_folder_is_refused_before_computing(tmp_path, monkeypatch):
+    target = tmp_path / "notes.txt"
+    target.write_text("not a folder")
+
+    def never(*args):
+        raise AssertionError("the build computed before it checked its folder")
+
+    monkeypatch.setattr("lsa_helpers.data._atlas_rows", never)
+    with pytest.raises(ValueError, match=re.escape(f"folder must be a directory, got {target}")):
+        build_data(target, **SMALL)
+
+
+def test_a_build_that_fails_while_writing_leaves_the_old_files(copy, monkeypatch):
+    before = {p.name: p.read_bytes() for p in copy.iterdir()}
+    from lsa_helpers import data
+
+    chunks, written = data._csv_chunks, []
+
+    def second_write_fails(table, rows):
+        written.append(table.name)
+        if len(written) == 2:
+            raise OSError("No space left on device")
+        return chunks(table, rows)
+
+    monkeypatch.setattr(data, "_csv_chunks", second_write_fails)
+    with pytest.raises(OSError, match="No space left"):
+        build_data(copy, **SMALL)
+    assert {p.name: p.read_bytes() for p in copy.iterdir()} == before  # no staging left either
+    assert load_table("atlas", folder=copy) == load_table("atlas")
+
+
+def test_killing_the_build_leaves_no_worker_behind(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    build = subprocess.Popen([sys.executable, "-m", "lsa_helpers", "data", "build", "--folder",
+                              str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = psutil.Process(build.pid)
+    deadline = time.monotonic() + 60
+    while not parent.children() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    workers = parent.children(recursive=True)
+    assert workers, "the build started no worker"
+    time.sleep(1)  # the workers are running their initializer by now
+    build.send_signal(signal.SIGKILL)
+    build.wait(timeout=30)
+    gone, alive = psutil.wait_procs(workers, timeout=15)
+    for process in alive:
+        process.kill()
+    assert not alive, f"{len(alive)} workers outlived the killed build"

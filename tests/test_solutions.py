@@ -59,7 +59,8 @@ def test_every_exercise_has_its_solution(lesson):
 def test_a_solution_notebook_ends_with_its_verdict(solution):
     assert (NOTEBOOKS / solution.name).is_file(), f"solutions/{solution.name} has no lesson"
     code = [c for c in cells(solution) if c["cell_type"] == "code"]
-    last = "".join(o.get("text", "") for o in code[-1]["outputs"] if o["output_type"] == "stream")
+    last = "".join("".join(o.get("text", "")) for o in code[-1]["outputs"]
+                   if o["output_type"] == "stream")
     assert last.rstrip().endswith("all checks passed"), f"solutions/{solution.name}: no verdict"
 
 
