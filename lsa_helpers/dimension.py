@@ -14,7 +14,8 @@ from .rank import PRIME, FloatRank, exact_rank, float_rank
 from .symmetries import fiber_tangents
 from .weights import as_generator, random_inputs, random_weights
 
-__all__ = ["METHODS", "MAX_MEMORY", "Dimension", "dimension", "memory_estimate"]
+__all__ = ["METHODS", "MAX_MEMORY", "Dimension", "check_memory", "dimension", "jacobian_bytes",
+           "memory_estimate"]
 
 METHODS = ("auto", "float", "exact", "certified")
 
@@ -93,12 +94,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
         method = "certified" if arch.is_lightning else "float"
     exact = method != "float"
     p = check_modulus(arch, modulus) if exact else None
-    needed = memory_estimate(arch, method)
-    if needed > max_memory:
-        raise ValueError(
-            f"this request needs at least {needed / 1e9:.3g} GB of memory, above max_memory = "
-            f"{max_memory / 1e9:.3g} GB; raise max_memory (on the command line --max-memory) "
-            "to compute it anyway")
+    check_memory(memory_estimate(arch, method), max_memory)
     rng = as_generator(rng)
     rank = (lambda M: exact_rank(M, p)) if exact else (lambda M: float_rank(M).rank)
     weights = random_weights(arch, rng, modulus=p)
@@ -125,11 +121,26 @@ def memory_estimate(arch: Architecture, method: str = "certified") -> int:
     """
     P, d, t = arch.parameter_count, max(arch.widths), arch.tokens
     count = ceil(P / (arch.widths[-1] * t))
-    rows = count * arch.widths[-1] * t
     layer = max(sum(r * c for r, c in shape) for shape in arch.layer_shapes)
-    floats = rows * P + 3 * layer * count * d * t + (arch.layers > 1) * 2 * count * (d * t) ** 2
-    rank = 3 * rows * P if method == "float" else 6 * min(rows, 2 * (P + 16)) * P
-    return 8 * (floats + rank)
+    tangents = 3 * layer * count * d * t + (arch.layers > 1) * 2 * count * (d * t) ** 2
+    return 8 * tangents + jacobian_bytes(P, count * arch.widths[-1] * t, exact=method != "float")
+
+
+def jacobian_bytes(parameters: int, rows: int, *, exact: bool) -> int:
+    """Bytes of a ``rows x parameters`` float64 Jacobian and of its rank: three copies for an
+    SVD, or FLINT's matrix with the Python list of residues it is built from (about 48 bytes a
+    residue, of at most ``2 (parameters + 16)`` combined rows)."""
+    copies = 6 * min(rows, 2 * (parameters + 16)) if exact else 3 * rows
+    return 8 * (rows + copies) * parameters
+
+
+def check_memory(needed: int, max_memory: float) -> None:
+    """Refuse, in one line, a request that needs more than ``max_memory`` bytes."""
+    if needed > max_memory:
+        raise ValueError(
+            f"this request needs at least {needed / 1e9:.3g} GB of memory, above max_memory = "
+            f"{max_memory / 1e9:.3g} GB; raise max_memory (on the command line --max-memory) "
+            "to compute it anyway")
 
 
 def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,

@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .architecture import Architecture, _sizes
-from .dimension import grow_rank
+from .dimension import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
 from .formulas import span_dimension
 from .forward import layer_forward
 from .jacobian import _residues, check_modulus, jacobian
@@ -267,7 +267,8 @@ class HeadsDimension:
         return self.rank if self.rank == self.upper_bound else None
 
 
-def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME) -> HeadsDimension:
+def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME,
+                        max_memory: float = MAX_MEMORY) -> HeadsDimension:
     """Exact rank mod ``modulus`` at a random point, with adaptively many inputs, and its bounds.
 
     Examples
@@ -276,16 +277,16 @@ def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME) -> 
     46
     """
     modulus = check_prime(modulus)
+    count = ceil(heads.parameter_count / (heads.d_out * heads.tokens))
+    check_memory(jacobian_bytes(heads.parameter_count, count * heads.d_out * heads.tokens,
+                                exact=True), max_memory)
     rng = as_generator(rng)
     weights = random_heads(heads, rng, modulus=modulus)
     tangents = head_symmetry_tangents(heads, weights, modulus=modulus)
     upper = min(heads.span_dimension, heads.parameter_count - exact_rank(tangents, modulus))
-    arch = heads.head_architecture(0)
-
     def rows(n):
         inputs = _draw(rng, (n, heads.d, heads.tokens), modulus, 1.0)
         return multihead_jacobian(heads, weights, inputs, modulus=modulus)
 
-    count = ceil(heads.parameter_count / (heads.d_out * arch.tokens))
     rank, samples, stopped, _ = grow_rank(rows, count, upper, modulus=modulus, rng=rng)
     return HeadsDimension(heads, rank, upper, samples, stopped)
