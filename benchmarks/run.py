@@ -14,6 +14,11 @@ certified
     and FLINT's rank), and peak memory of the call: the ``tracemalloc`` peak (numpy arrays and
     Python objects, in a separate run because tracing slows allocation) and the rise of peak
     RSS (which also sees FLINT's matrices, invisible to tracemalloc; Linux only).
+research
+    ``dimension(arch, method="certified", rng=0)`` for widths 32^4, ranks (8, 8, 8) (4,608
+    parameters) and 48^3, ranks (12, 12) (6,912): time, where it goes, and the whole process's
+    peak RSS, against the limit measured in the same run: converting a random ``n x n`` matrix
+    mod p (``n`` = parameters) to FLINT's ``nmod_mat`` and its rank; their ratio.
 beyond
     notebook 07's computations: ``multihead_dimension`` for the transformer split
     ``a = rho = d / h`` (fixed budget) at d = d' = 8 and 16, ``dimension`` of residual networks
@@ -25,7 +30,7 @@ forward
     and ~0.2 s of work, the ratio quadratic / linear and max|linear - quadratic| / max|quadratic|.
 
 Run from the repository root: ``make benchmark`` (which runs ``.venv/bin/python benchmarks/run.py``)
-or ``python benchmarks/run.py [--only softmax|certified|beyond|forward] [--json PATH]``. Times use
+or ``python benchmarks/run.py [--only softmax|certified|research|beyond|forward] [--json PATH]``. Times use
 ``time.perf_counter``; they are only meaningful on a quiet machine, so the load average is printed.
 A full run takes about 12 minutes on 2 cores, 80% of it the certified section's traced runs:
 tracemalloc slows ``exact_rank`` 4-8 fold, as it traces each of the millions of Python ints
@@ -70,8 +75,10 @@ LADDER = [  # certified section; parameters in the comments
     Architecture((38,) * 4, (3, 3, 3)),      # 5016
 ]
 CALL_OUT = Architecture((36, 36), (10,))
-INSIDE = [("lsa_helpers.dimension", "jacobian"), ("lsa_helpers.dimension", "_row_combinations"),
-          ("lsa_helpers.dimension", "exact_rank"), ("lsa_helpers.rank", "nmod_matrix")]
+INSIDE = [("lsa_helpers.dimension", "jacobian"), ("lsa_helpers.rank", "mod_matmul"),
+          ("lsa_helpers.dimension", "_sketch"), ("lsa_helpers.dimension", "_sketched_rank"),
+          ("lsa_helpers.rank", "nmod_matrix")]
+RESEARCH = [Architecture((32,) * 4, (8, 8, 8)), Architecture((48,) * 3, (12, 12))]  # 4608, 6912
 TOKENS = (8, 32, 128, 512, 2048, 8192)
 
 
@@ -163,14 +170,14 @@ def bench_softmax():
 def bench_certified():
     print("== certified: dimension(arch, method='certified', rng=0) ==")
     print("  time: median of 3 more runs if a first run takes < 2 s, else that first run;")
-    print("  jacobian, R*J (random row combinations), exact_rk: time inside jacobian(),")
-    print("  _row_combinations() and exact_rank() (which also ranks the fiber tangents), summed")
-    print("  over the adaptive rounds; tracemalloc: peak of numpy + Python allocations (a")
+    print("  jacobian, sketch, ranks: time inside jacobian(), in the random combinations of rows")
+    print("  and columns (mod_matmul) and in FLINT (the echelon updates and the tangents' rank),")
+    print("  summed over the adaptive rounds; tracemalloc: peak of numpy + Python allocations (a")
     print("  separate, traced run); RSS: rise of the process's peak RSS in the first run (this")
     print("  also sees FLINT's matrices); samples: inputs used (J rows = samples * d_l * t);")
     print("  dimension: the certified one, else lower..upper bound")
     print(f"  {'architecture':24} {'params':>6} {'dimension':>9} {'samples':>7} {'J rows':>6} "
-          f"{'runs':>4} {'time s':>7} {'jacobian':>8} {'R*J':>6} {'exact_rk':>8} "
+          f"{'runs':>4} {'time s':>7} {'jacobian':>8} {'sketch':>6} {'ranks':>8} "
           f"{'tracemalloc':>11} {'RSS':>8}")
     records = []
     for arch in LADDER:
@@ -194,20 +201,75 @@ def bench_certified():
         rss_text = "n/a" if rss is None else f"{rss:.0f}MiB"
         print(f"  {label:24} {arch.parameter_count:6d} {shown:>9} {result.samples:7d} {rows:6d} "
               f"{runs:4d} {records[-1]['time_s']:7.2f} {timing.get('jacobian', 0):8.2f} "
-              f"{timing.get('_row_combinations', 0):6.2f} {timing.get('exact_rank', 0):8.2f} "
+              f"{timing.get('mod_matmul', 0):6.2f} {_flint_seconds(timing):8.2f} "
               f"{peak:8.0f}MiB {rss_text:>8}"
               + ("  <- ~2,000 parameters" if arch == CALL_OUT else ""), flush=True)
     largest = max(records, key=lambda r: r["parameters"])
     inside, total = largest["inside_s"], largest["time_s"]
     parts = {"jacobian()": inside.get("jacobian", 0),
-             "R*J mod p": inside.get("_row_combinations", 0),
-             "to nmod_mat": inside.get("nmod_matrix", 0),
-             "FLINT rank()": inside.get("exact_rank", 0) - inside.get("nmod_matrix", 0)}
+             "sketches": inside.get("mod_matmul", 0),
+             "FLINT": _flint_seconds(inside)}
     parts["other"] = total - sum(parts.values())
     print(f"  where the time goes for the largest ({largest['parameters']} parameters, "
           f"{total:.1f} s, all rounds):")
     for name, seconds in parts.items():
         print(f"    {name:13} {seconds:7.2f} s  ({seconds / total:4.0%})")
+    return records
+
+
+def _flint_seconds(inside):
+    """Seconds in FLINT: the sketched rank and echelon updates, less their numpy products."""
+    return (inside.get("_sketch", 0) + inside.get("_sketched_rank", 0)
+            - inside.get("mod_matmul", 0))
+
+
+def peak_rss_mib(fn):
+    """(result, peak RSS of the whole process in MiB while ``fn`` ran), None where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS
+    except OSError:
+        return fn(), None
+    out = fn()
+    with open("/proc/self/status") as f:
+        return out, next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+
+
+def flint_limit(n, rng):
+    """Seconds to convert a random ``n x n`` matrix mod p to FLINT's ``nmod_mat`` and rank it."""
+    from lsa_helpers.rank import PRIME, nmod_matrix
+
+    M = rng.integers(0, PRIME, size=(n, n))
+    start = perf_counter()
+    F = nmod_matrix(M, PRIME)
+    converted = perf_counter()
+    F.rank()
+    return converted - start, perf_counter() - converted
+
+
+def bench_research():
+    print("== research: certified dimensions at research scale, against one FLINT rank ==")
+    print("  limit: converting a random n x n matrix mod p to nmod_mat and its rank, n = the")
+    print("  parameters, measured in the same run (FLINT's one thread); ratio = time / limit;")
+    print("  peak: the whole process's peak RSS during the certified run")
+    records = []
+    for arch in RESEARCH:
+        call = functools.partial(lsa_helpers.dimension, arch, method="certified", rng=0)
+        (timing, result), peak = peak_rss_mib(functools.partial(measure, call, 1, INSIDE))
+        convert, rank = flint_limit(arch.parameter_count, np.random.default_rng(0))
+        limit, total = convert + rank, timing.pop("wall")
+        label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
+        print(f"  {label:24} {arch.parameter_count:6d} parameters: certified "
+              f"{result.certified_dimension} in {total:.1f} s (jacobian {timing['jacobian']:.1f}"
+              f", sketches {timing['mod_matmul']:.1f}, FLINT {_flint_seconds(timing):.1f}); "
+              f"limit {limit:.1f} s ({convert:.1f} + {rank:.1f}); ratio {total / limit:.2f}; "
+              f"peak {peak:.0f} MiB", flush=True)
+        records.append({"widths": arch.widths, "ranks": arch.ranks,
+                        "parameters": arch.parameter_count,
+                        "certified_dimension": result.certified_dimension,
+                        "samples": result.samples, "time_s": total, "inside_s": timing,
+                        "limit_convert_s": convert, "limit_rank_s": rank,
+                        "ratio_to_limit": total / limit, "peak_rss_mib": peak})
     return records
 
 
@@ -280,8 +342,8 @@ def bench_forward():
     return records
 
 
-SECTIONS = {"softmax": bench_softmax, "certified": bench_certified, "beyond": bench_beyond,
-            "forward": bench_forward}
+SECTIONS = {"softmax": bench_softmax, "certified": bench_certified, "research": bench_research,
+            "beyond": bench_beyond, "forward": bench_forward}
 
 
 def main():

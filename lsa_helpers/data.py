@@ -679,23 +679,27 @@ def build_data(folder=None, *, seed: int = 0, atlas=None, paper: dict | None = N
     workers = workers or os.cpu_count() or 1
     times, start, cpu = {}, time.perf_counter(), _cpu_seconds()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    stages = {"atlas": len(atlas), "softmax conjecture (paper)": 1,
-              "softmax conjecture (extension)": len(extension["ranks"])}
-    bars = {label: tqdm(total=total, desc=label, file=sys.stderr, disable=not progress,
-                        unit="row" if label == "atlas" else "run") for label, total in stages.items()}
+    live = getattr(sys.stderr, "isatty", lambda: False)()
+
+    def bar(label, total):  # a log file gets a line every 10 s, a terminal a live bar
+        return tqdm(total=total, desc=label, file=sys.stderr, disable=not progress,
+                    mininterval=0.1 if live else 10, dynamic_ncols=live)
+
     try:
         clock = time.perf_counter()
-        atlas_rows = _atlas_rows(atlas, seed, workers, bars["atlas"].update)
+        with bar("atlas", len(atlas)) as shown:
+            atlas_rows = _atlas_rows(atlas, seed, workers, shown.update)
         times["atlas"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        paper_rows = _paper_rows(seed, paper)
-        bars["softmax conjecture (paper)"].update(1)
+        with bar("softmax conjecture (paper)", 1) as shown:
+            paper_rows = _paper_rows(seed, paper)
+            shown.update(1)
         times["softmax_conjecture"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
-        extension_rows = _extension_rows(seed, extension,
-                                         bars["softmax conjecture (extension)"].update)
+        with bar("softmax conjecture (extension)", len(extension["ranks"])) as shown:
+            extension_rows = _extension_rows(seed, extension, shown.update)
         times["softmax_conjecture_extension"] = time.perf_counter() - clock
         times["total"] = time.perf_counter() - start
         times["cpu"] = _cpu_seconds() - cpu
@@ -714,8 +718,6 @@ def build_data(folder=None, *, seed: int = 0, atlas=None, paper: dict | None = N
         for name in [*files, "README.md", CHECKSUMS]:
             os.replace(staging / name, folder / name)
     finally:
-        for bar in bars.values():
-            bar.close()
         shutil.rmtree(staging, ignore_errors=True)
     return summary
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from .architecture import Architecture
 from .formulas import Formula, formula_dimension
-from .jacobian import _residues, check_modulus, jacobian
-from .rank import PRIME, FloatRank, exact_rank, float_rank
+from .jacobian import check_modulus, jacobian
+from .rank import PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents
 from .weights import as_generator, random_inputs, random_weights
 
@@ -96,9 +96,10 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     p = check_modulus(arch, modulus) if exact else None
     check_memory(memory_estimate(arch, method), max_memory)
     rng = as_generator(rng)
-    rank = (lambda M: exact_rank(M, p)) if exact else (lambda M: float_rank(M).rank)
     weights = random_weights(arch, rng, modulus=p)
-    upper = arch.parameter_count - rank(fiber_tangents(arch, weights, modulus=p))
+    tangents = fiber_tangents(arch, weights, modulus=p)
+    upper = arch.parameter_count - (_sketched_rank(tangents, p, rng) if exact
+                                    else float_rank(tangents).rank)
     count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
 
     def rows(n):
@@ -150,17 +151,24 @@ def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
     ``rows(n)`` gives the Jacobian rows of ``n`` new random inputs. Starts with ``count`` inputs
     and adds half as many again until the rank meets ``upper`` or stops growing (a float rank
     must also show a clear gap), or ``max_samples`` (default ``40 count``) is reached. Returns
-    ``(rank, samples, stopped, float rank or None)``; exact mod ``modulus`` when it is given.
+    ``(rank, samples, stopped, float rank or None)``; exact mod ``modulus`` when it is given,
+    then with the rows of at most ``count`` inputs in memory at once (:func:`_sketch`).
     """
     limit = max_samples or 40 * count
-    samples, new, previous, J = 0, min(count, limit), -1, None
+    samples, new, previous = 0, min(count, limit), -1
+    J = space = columns = None
     while True:
-        block = rows(new)
-        J = block if J is None else np.concatenate([J, block])  # rows of each input stand alone
+        if modulus is None:
+            block = rows(new)
+            J = block if J is None else np.concatenate([J, block])  # rows of each input alone
+            found = float_rank(J)
+            value, settled = found.rank, found.is_clear
+        else:
+            for chunk in [count] * (new // count) + [new % count] * (new % count > 0):
+                space, columns = _sketch(rows(chunk), space or RowSpace(modulus), columns,
+                                         upper, rng)
+            found, value, settled = None, space.rank, True
         samples += new
-        found = float_rank(J) if modulus is None else None
-        value = found.rank if found else exact_rank(_row_combinations(J, modulus, rng), modulus)
-        settled = found is None or found.is_clear
         stopped = ("exceeds upper bound" if settled and value > upper else
                    "met upper bound" if settled and value == upper else
                    "stopped growing" if settled and value == previous else
@@ -170,18 +178,31 @@ def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
         previous, new = value, min(ceil(samples / 2), limit - samples)
 
 
-def _row_combinations(J: np.ndarray, p: int, rng: np.random.Generator) -> np.ndarray:
-    """``R J mod p`` for a random ``(n + 16) x m`` matrix ``R``, when ``J`` has over twice the rows.
+def _sketched_rank(T: np.ndarray, p: int, rng) -> int:
+    """Rank mod ``p`` of the ``r x n`` matrix ``T`` from ``r + 16`` random combinations of its
+    columns when that is fewer: never more than ``rk(T)`` (so ``parameters - rank`` stays an upper
+    bound), and less only with probability about ``p^-16``."""
+    r, n = T.shape
+    if r + 16 < n:
+        T = mod_matmul(T, rng.integers(0, p, size=(n, r + 16)).astype(np.float64), p)
+    return exact_rank(T.astype(np.int64), p)
 
-    ``rk(R J) <= rk(J)`` always, so a lower bound stays a proof; equality fails only if 16 extra
-    random combinations all miss, with probability about ``p^-16``. Exact in float64: blocks of
-    4,096 rows keep every sum below ``2^53``.
+
+def _sketch(J: np.ndarray, space: RowSpace, columns, upper: int, rng):
+    """``space`` extended by the rows of ``J`` (residues mod p), through random combinations.
+
+    The rows of ``J`` add at most ``upper - rank`` new directions (``upper`` is proved), so
+    ``k = upper - rank + 16`` random combinations ``R J`` of them keep every one, and
+    ``upper + 16`` random combinations of the columns, ``R J C``, keep the rank; ``C`` is drawn
+    once (returned as ``columns``). ``rk(R J C) <= rk(J)`` always, so the rank stays a proved
+    lower bound; it falls short only if 16 extra combinations all miss, with probability about
+    ``p^-16``. Only the part of ``R J C`` outside ``space`` is eliminated (FLINT).
     """
+    p = space.modulus
     m, n = J.shape
-    if m <= 2 * (n + 16):
-        return J
-    R = rng.integers(0, p, size=(n + 16, m)).astype(np.float64)
-    out = np.zeros((n + 16, n))
-    for start in range(0, m, 4096):
-        out = _residues(out + _residues(R[:, start:start + 4096] @ J[start:start + 4096], p), p)
-    return out
+    k = upper - space.rank + 16
+    if m > k:
+        J = mod_matmul(rng.integers(0, p, size=(k, m)).astype(np.float64), J, p)
+    if columns is None and upper + 16 < n:
+        columns = rng.integers(0, p, size=(n, upper + 16)).astype(np.float64)
+    return space.extend(J if columns is None else mod_matmul(J, columns, p)), columns

@@ -6,8 +6,8 @@ import dataclasses
 
 import numpy as np
 
-__all__ = ["PRIME", "CLEAR_GAP", "FloatRank", "float_rank", "exact_rank", "check_prime",
-           "exact_integers"]
+__all__ = ["PRIME", "CLEAR_GAP", "FloatRank", "RowSpace", "float_rank", "exact_rank",
+           "check_prime", "exact_integers", "mod_matmul"]
 
 PRIME = 1048573
 """The largest prime below ``2^20``: residues multiply exactly in float64 (``check_modulus``)."""
@@ -150,3 +150,51 @@ def nmod_matrix(M: np.ndarray, modulus: int):
 
     entries = np.mod(M, modulus).astype(np.int64).ravel().tolist()
     return flint.nmod_mat(M.shape[0], M.shape[1], entries, modulus)
+
+
+def mod_matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
+    """``A B mod p`` for float64 residues, exactly: BLAS products over slices of the inner
+    dimension short enough that no partial sum reaches ``2^53``."""
+    step = max(1, (EXACT_FLOAT - 1) // (p - 1) ** 2)
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for start in range(0, A.shape[1], step):
+        out += A[:, start:start + step] @ B[start:start + step]
+        out = np.mod(out, p) if A.shape[1] > step else out
+    return np.mod(out, p)
+
+
+@dataclasses.dataclass(frozen=True)
+class RowSpace:
+    """The span mod ``p`` of the rows seen so far, as blocks ``(pivots, rows)`` of an echelon
+    basis: each block is in reduced echelon form on its own pivot columns and zero on the pivot
+    columns of the blocks before it, so new rows are reduced block after block, by products.
+
+    >>> space = RowSpace(7).extend(np.array([[1., 2, 3], [2, 4, 6]]))
+    >>> space.rank, space.extend(np.array([[0., 1, 1], [1, 3, 4]])).rank
+    (1, 2)
+    """
+
+    modulus: int
+    blocks: tuple = ()
+
+    @property
+    def rank(self) -> int:
+        return sum(len(pivots) for pivots, _ in self.blocks)
+
+    def reduce(self, X: np.ndarray) -> np.ndarray:
+        """``X`` minus its part in the span: zero on every pivot column."""
+        for pivots, rows in self.blocks:
+            X = np.mod(X - mod_matmul(X[:, pivots], rows, self.modulus), self.modulus)
+        return X
+
+    def extend(self, X: np.ndarray) -> RowSpace:
+        """The span of these rows and of the rows of ``X`` (float64 residues mod ``p``)."""
+        residual = self.reduce(np.asarray(X, dtype=np.float64))
+        residual = residual[np.any(residual != 0, axis=1)]
+        if residual.shape[0] == 0:
+            return self
+        echelon, rank = nmod_matrix(residual, self.modulus).rref()
+        rows = np.array([[int(x) for x in row] for row in echelon.tolist()[:rank]],
+                        dtype=np.float64)
+        pivots = np.argmax(rows != 0, axis=1)
+        return RowSpace(self.modulus, (*self.blocks, (pivots, rows)))

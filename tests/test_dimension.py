@@ -50,13 +50,30 @@ def test_errors(kwargs, message):
         dimension(arch, **kwargs)
 
 
-def test_row_combinations_keep_the_exact_rank(rng):
+def test_sketches_keep_the_exact_rank(rng):
+    """Rows fed in chunks, cut to random combinations of rows and columns: the rank of the whole."""
     from lsa_helpers import PRIME, exact_rank
-    from lsa_helpers.dimension import _row_combinations
-    tall = np.mod(rng.integers(0, PRIME, (400, 7)) @ rng.integers(0, 5, (7, 30)), PRIME).astype(float)
-    combined = _row_combinations(tall, PRIME, rng)
-    assert combined.shape == (46, 30)
-    assert exact_rank(combined) == exact_rank(tall) == 7
+    from lsa_helpers.dimension import _sketch
+    from lsa_helpers.rank import RowSpace
+
+    tall = np.mod(rng.integers(0, PRIME, (400, 7)) @ rng.integers(0, 5, (7, 30)), PRIME)
+    space, columns = RowSpace(PRIME), None
+    for chunk in np.split(tall.astype(float), 8):
+        space, columns = _sketch(chunk, space, columns, 9, rng)  # 9: an upper bound, not tight
+    assert space.rank == exact_rank(tall) == 7 and columns.shape == (30, 25)
+
+
+def test_the_memory_of_a_certified_run_stays_with_one_chunk():
+    """Rows are combined as they come: the traced peak stays near one chunk, whatever the rounds."""
+    import tracemalloc
+
+    arch = Architecture((10, 10, 10, 10), (3, 3, 3))  # 480 parameters, rounds of 16+ inputs
+    tracemalloc.start()
+    result = dimension(arch, rng=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert result.certified_dimension == 250 and result.samples > 16
+    assert peak < 8 * 8 * arch.parameter_count ** 2  # a few parameter-square float64 arrays
 
 
 @pytest.mark.parametrize("call, message", [
