@@ -19,3 +19,4 @@ from .data import *  # noqa: F401,F403
 from .softmax import *  # noqa: F401,F403
 from .singularities import *  # noqa: F401,F403
 from .multihead import *  # noqa: F401,F403
+from .landscape import *  # noqa: F401,F403

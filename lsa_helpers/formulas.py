@@ -103,7 +103,10 @@ def formula_dimension(arch: Architecture) -> Formula:
     [derived]. Lightning has no formula for ``t = 1``, nor after an intermediate rank-one layer
     followed by a layer of rank at least two. Residual blocks (``skip=True``, ``t >= 2``): the sum
     of the one-layer dimensions ``sum_i r_i (2d - r_i) + l (d^2 - 1)`` [derived], ``+ l`` for
-    softmax; at ``t = 1`` softmax is ``x -> (I + V_l) ... (I + V_1) x``, dimension ``d^2``.
+    softmax [derived: parameters minus the ``GL_{a_i}`` orbits, met by float ranks with a clear
+    gap; the paper's conjecture does not cover skip connections]; at ``t = 1`` softmax is
+    ``x -> (I + V_l) ... (I + V_1) x``, dimension ``d^2``. A single residual block is a
+    translate of the one-layer neuromanifold, so it has the paper's one-layer dimension.
 
     Examples
     --------
@@ -131,7 +134,11 @@ def formula_dimension(arch: Architecture) -> Formula:
 
 
 def _residual(arch: Architecture) -> Formula:
-    """Residual blocks: the identity path fixes every hidden basis and scale [derived]."""
+    """Residual blocks: the identity path fixes every hidden basis and scale [derived].
+
+    Status ``"paper"`` for one block (a translate of the paper's one-layer neuromanifold),
+    ``"derived"`` for deeper networks, lightning or softmax alike.
+    """
     d, depth, softmax = arch.widths[0], arch.layers, not arch.is_lightning
     if arch.tokens == 1:
         if softmax:
@@ -139,7 +146,9 @@ def _residual(arch: Architecture) -> Formula:
                            "x -> (I + V_l) ... (I + V_1) x")
         return Formula(None, "none", "t = 1: a layer sees only the symmetric part of A")
     value = sum(_one_layer(d, d, a) for a in arch.ranks) + depth * softmax
-    status = "paper" if depth == 1 else "conjecture" if softmax else "derived"
+    # Deep softmax residual networks are outside the paper's conjecture (no skip connections):
+    # "derived" from the known symmetries, checked by float ranks with a clear gap.
+    status = "paper" if depth == 1 else "derived"
     return Formula(value, status, "residual blocks: the one-layer dimensions add up"
                    + (" (+ 1 per softmax layer)" if softmax else ""))
 

@@ -12,7 +12,7 @@ from .symmetries import fiber_kind, function_distance, rank_one_swap
 from .weights import as_generator, layer_from_attention, random_inputs
 
 __all__ = ["polynomial_explorer", "fiber_explorer", "dimension_explorer", "softmax_explorer",
-           "deep_explorer", "boundary_explorer", "multihead_explorer"]
+           "deep_explorer", "boundary_explorer", "multihead_explorer", "parameter_split_explorer"]
 
 
 def _sliders(**ranges):
@@ -36,13 +36,25 @@ def _bars(labels, values, colors, *, height: float = 2.6, margin: float = 1.15):
     return ax
 
 
-def polynomial_explorer():
-    """Sliders for ``d, d', a, t``: the size of the polynomial and the cost of both orders."""
+def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
+    """Sliders for ``d, d', a, t``: the cost of both orders against ``t``, and the polynomial's size.
+
+    Left, on log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
+    ``t = 1..64`` (``multiplication_counts``), the tokens where they tie marked, the current ``t`` as
+    dots. Right, on a log scale: monomials per output entry, span dimension and parameters. The keywords
+    set the sliders' starting values; the callback returns the facts it drew.
+    """
     import ipywidgets as w
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, NullLocator
+
+    ts = np.arange(1, 65)
 
     def show(d, d_out, a, t):
         costs = multiplication_counts(d, d_out, a, t)
+        curves = {order: np.array([multiplication_counts(d, d_out, a, int(s))[order] for s in ts])
+                  for order in ("quadratic", "linear")}
+        ties = [int(s) for s in ts[curves["quadratic"] == curves["linear"]]]
         facts = {
             "monomials per output entry": monomials_per_entry(d, t),
             "output entries": d_out * t,
@@ -50,21 +62,42 @@ def polynomial_explorer():
             "parameters": Architecture((d, d_out), (a,), tokens=t).parameter_count,
             "multiplications, V X (X^T A X)": costs["quadratic"],
             "multiplications, (V X X^T)(A X)": costs["linear"],
+            "tokens where both orders cost the same": ties,
         }
-        for name, value in facts.items():
-            print(f"{name:>38}: {value}")
-        ts = np.unique(np.geomspace(1, 4096, 40).astype(int))
-        fig, ax = plt.subplots(figsize=(6, 3))
-        for order, style in (("quadratic", "C3"), ("linear", "C0")):
-            counts = [multiplication_counts(d, d_out, a, s)[order] for s in ts]
-            ax.loglog(ts, counts, style, label=order)
-        ax.axvline(t, color="0.6", lw=1)
-        ax.set(xlabel="tokens t", ylabel="multiplications", title="cost of one layer")
-        ax.legend()
+        _, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+        ax.loglog(ts, curves["quadratic"], color="C3", lw=2.5, label="as written: V X (XᵀAX)")
+        ax.loglog(ts, curves["linear"], color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
+        ax.plot([t, t], [costs["quadratic"], costs["linear"]], "ko", ms=6, label=f"t = {t}")
+        for s in ties:
+            ax.axvline(s, color="0.4", ls="--", lw=1)
+            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]), xytext=(4, -22),
+                        textcoords="offset points", fontsize=12, color="0.25")
+        ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)",
+               title=f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
+        ax.legend(loc="upper left", fontsize=11)
+        labels = ["monomials per\noutput entry", "span dimension", "parameters"]
+        values = [facts["monomials per output entry"],
+                  facts["span dimension of the neuromanifold"], facts["parameters"]]
+        bx.barh(labels, values, color=["C2", "C1", "0.6"])
+        for y, v in enumerate(values):
+            bx.text(v, y, f" {v:,}", va="center")
+        bx.set_xscale("log")
+        bx.set_xlim(1, 20 * max(values))
+        bx.invert_yaxis()
+        note = " (t = 1: the degenerate case)" if t == 1 else ""
+        bx.set_title(f"size of the polynomial at t = {t}{note}")
+        for axis in (ax, bx):
+            axis.tick_params(labelsize=12)
+            axis.xaxis.label.set_size(12)
+            axis.yaxis.label.set_size(12)
+        for scale in (ax.xaxis, ax.yaxis, bx.xaxis):  # plain labels, no minor log ticks: faster redraws
+            scale.set_minor_locator(NullLocator())
+            scale.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
         plt.show()
         return facts
 
-    return w.interactive(show, **_sliders(d=(1, 2, 6), d_out=(1, 1, 4), a=(1, 1, 6), t=(1, 2, 64)))
+    sliders = _sliders(d=(1, d, 16), d_out=(1, d_out, 8), a=(1, a, 16), t=(1, t, 64))
+    return w.interactive(show, **sliders)
 
 
 def _random_of_rank(rng, rows: int, cols: int, rank: int) -> np.ndarray:
@@ -108,13 +141,26 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
             verdict = "< 1e-10, the same function" if value < 1e-10 else f"{value:.0e}"
             change = "size of phi after the move" if kind == "zero" else "relative change of phi"
             print(f"{name:>20}: {change} {verdict}")
-        fig, ax = plt.subplots(figsize=(6, 2.2))
-        names = list(distances)
-        ax.barh(names, [max(v, 1e-17) for v in distances.values()], color="C0")
+        # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
+        # green: the same function (< 1e-10), red: a different one. Each bar says its value.
+        floor = 1e-18
+        _, ax = plt.subplots(figsize=(7.5, 0.8 + 0.6 * len(distances)), layout="constrained")
+        names, values = list(distances), list(distances.values())
+        ax.barh(names, [max(v, 3 * floor) - floor for v in values], left=floor,
+                color=["C2" if v < 1e-10 else "C3" for v in values])
+        for y, v in enumerate(values):
+            text = " exactly 0" if v == 0 else f" {v:.0e}"
+            ax.text(max(v, 3 * floor), y, text, va="center", fontsize=11)
         ax.set_xscale("log")
-        ax.set_xlim(1e-17, 10)
-        ax.axvline(1e-10, color="C3", lw=1, ls="--")
-        ax.set_xlabel("relative change of the function (dashed: 1e-10, 'the same function')")
+        ax.set_xlim(floor, 1e3)
+        ax.axvline(1e-10, color="0.3", lw=1, ls="--")
+        ax.text(1e-10, len(names) - 0.1, "same function | changed", ha="center", va="center",
+                fontsize=10)
+        ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
+        ax.tick_params(labelsize=11)
+        ax.set_xlabel("size of phi after the move" if kind == "zero"
+                      else "relative change of phi (log scale)")
+        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{kind}'")
         plt.show()
         return {"kind": kind, **distances}
 
@@ -122,9 +168,19 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
 
 
 def dimension_explorer(*, seed: int = 0):
-    """Sliders for ``d, d', a, t``: parameters, formula, float rank with gap and exact rank."""
+    """Sliders for ``d, d', a, t``: parameters against dimension, and the two bounds that prove it.
+
+    Left: for the current ``d, d', t``, the parameter count and the paper's formula for
+    ``a = 1, ..., 9`` (the fiber is the gap between them), with the current ``a`` marked by its
+    exact rank. Right: at the current setting, the parameters, the upper bound (parameters minus
+    the rank of the known fiber directions), the exact rank mod p (the lower bound), the float
+    rank and the formula. Prints one line with the formula and the exact rank, and a message when
+    there is no formula or the two bounds do not meet. Returns the facts it drew.
+    """
     import ipywidgets as w
     import matplotlib.pyplot as plt
+
+    ranks = np.arange(1, 10)
 
     def show(d, d_out, a, t):
         arch = Architecture((d, d_out), (a,), tokens=t)
@@ -133,59 +189,130 @@ def dimension_explorer(*, seed: int = 0):
         floating = dimension(arch, method="float", rng=seed).float_rank
         facts = {"parameters": arch.parameter_count, "formula": formula.value,
                  "float rank": floating.rank, "gap clear": floating.is_clear,
-                 "exact rank": exact.rank, "certified": exact.certified_dimension}
+                 "exact rank": exact.rank, "upper bound": exact.upper_bound,
+                 "certified": exact.certified_dimension,
+                 "fiber": None if exact.certified_dimension is None
+                 else arch.parameter_count - exact.certified_dimension}
         print(f"{arch}:  {arch.parameter_count} parameters   "
               f"formula [{formula.status}] {formula.value}   "
               f"float rank {floating.rank} (gap {floating.gap:.1e}, {floating.verdict})   "
               f"exact rank {exact.rank}   certified {exact.certified_dimension}")
         if formula.value is None:
             print(f"no formula: {formula.reason}")
-        _bars(["parameters", "formula", "float rank", "exact rank"],
-              [arch.parameter_count, formula.value or 0, floating.rank, exact.rank],
-              ["0.7", "C1", "C0", "C2"])
+        if exact.certified_dimension is None:
+            print(f"the bounds do not meet: {exact.rank} <= dim <= {exact.upper_bound}")
+        sweep = [Architecture((d, d_out), (int(r),), tokens=t) for r in ranks]
+        params = [s.parameter_count for s in sweep]
+        dims = [formula_dimension(s).value for s in sweep]
+        _, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+        ax.plot(ranks, params, "s-", color="0.5", label="parameters")
+        if dims[0] is not None:
+            ax.plot(ranks, dims, "o-", color="C1", lw=2, label="dimension (formula)")
+            ax.fill_between(ranks, dims, params, color="C1", alpha=0.12, label="fiber")
+        else:
+            ax.text(5, 0.5 * max(params), "t = 1: no formula", ha="center", color="C3")
+        ax.axvline(a, color="0.7", lw=1)
+        ax.plot([a], [exact.rank], "*", color="C2", ms=16, label=f"exact rank at a = {a}")
+        ax.set(xlabel="attention rank a", ylabel="count", ylim=(0, 1.1 * max(params)),
+               title=f"d = {d}, d' = {d_out}, t = {t}: parameters against dimension")
+        ax.legend(loc="upper left", fontsize=9)
+        labels = ["parameters", "upper bound", "exact rank\n(lower bound)", "float rank",
+                  f"formula [{formula.status}]"]
+        values = [arch.parameter_count, exact.upper_bound, exact.rank, floating.rank,
+                  formula.value or 0]
+        bx.barh(labels, values, color=["0.7", "C3", "C2", "C0", "C1"])
+        for y, v in enumerate(values):
+            bx.text(v, y, f" {v}" if y < 4 or formula.value is not None else " none", va="center")
+        bx.set_xlim(0, 1.2 * arch.parameter_count)
+        bx.invert_yaxis()
+        verdict = (f"certified {exact.certified_dimension}" if exact.certified_dimension
+                   is not None else "not certified")
+        bx.set_title(f"a = {a}: {verdict}")
         plt.show()
         return facts
 
     return w.interactive(show, **_sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9), t=(1, 3, 4)))
 
 
-def softmax_explorer(*, seed: int = 0):
-    """Sliders for depth, width and rank: lightning (certified) against softmax (float) dimension.
+def softmax_explorer(*, seed: int = 0, reveal: bool = False):
+    """Sliders for depth, width and rank: predict the softmax dimension, then tick ``reveal``.
 
-    Equal widths ``(w, ..., w)`` and ranks ``(a, ..., a)``, ``t = 3``. The difference is ``l``:
-    the paper's theorem for one layer, its conjecture for deep networks.
+    Equal widths ``(w, ..., w)`` and ranks ``(a, ..., a)``, ``t = 3``. Left: the parameter count,
+    the certified lightning dimension and (revealed) the float rank of the softmax network. Right:
+    the singular values of both Jacobians (same weights, same inputs, rows and columns scaled as
+    in ``float_rank``), whose cliffs sit at the two dimensions. The difference is ``l``: the
+    paper's theorem for one layer, its conjecture for deep networks. The returned facts do not
+    depend on ``reveal``.
     """
+    from math import ceil
+
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
-    def show(depth, width, rank):
+    from .jacobian import jacobian
+    from .rank import float_rank
+    from .weights import random_weights
+
+    def spectrum(J):
+        # singular values after scaling rows and columns to unit norm, relative to the largest
+        rows = np.linalg.norm(J, axis=1, keepdims=True)
+        J = J / np.where(rows == 0, 1.0, rows)
+        cols = np.linalg.norm(J, axis=0, keepdims=True)
+        s = np.linalg.svd(J / np.where(cols == 0, 1.0, cols), compute_uv=False)
+        return s / s[0]
+
+    def show(depth, width, rank, reveal):
         lightning = Architecture((width,) * (depth + 1), (rank,) * depth)
         softmax = Architecture(lightning.widths, lightning.ranks, normalization="softmax")
         certified = dimension(lightning, rng=seed).certified_dimension
-        found = dimension(softmax, rng=seed).float_rank
+        rng = as_generator(seed)
+        weights = random_weights(softmax, rng)           # the same weights for both networks
+        inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
+        J = {arch.normalization: jacobian(arch, weights, inputs) for arch in (lightning, softmax)}
+        found = float_rank(J["softmax"])
         formula = formula_dimension(softmax)
         difference = None if certified is None else found.rank - certified
         facts = {"parameters": lightning.parameter_count, "lightning": certified,
                  "softmax": found.rank, "gap clear": found.is_clear, "difference": difference,
-                 "formula": formula.value, "status": formula.status}
+                 "formula": formula.value, "status": formula.status,
+                 "lightning float": float_rank(J["lightning"]).rank}
         print(f"widths={lightning.widths} ranks={lightning.ranks} t=3: "
               f"{lightning.parameter_count} parameters")
         print(f"  lightning, certified by exact bounds:  {certified}")
-        print(f"  softmax, float rank (gap {found.verdict}):   {found.rank}")
-        if difference is not None:
-            verdict = "= l, the number of layers" if difference == depth else "!= l"
-            print(f"  difference: {difference} {verdict}")
-        print(f"  formula lightning + l [{formula.status}]: {formula.value}")
+        if not reveal:
+            print("  softmax: ?  (predict it, then tick 'reveal')")
+        else:
+            print(f"  softmax, float rank (gap {found.verdict}):   {found.rank}")
+            if difference is not None:
+                verdict = "= l, the number of layers" if difference == depth else "!= l"
+                print(f"  difference: {difference} {verdict}")
+            print(f"  formula lightning + l [{formula.status}]: {formula.value}")
         if rank > width:
             print(f"  (a = {rank} > d = {width}: the extra rank adds parameters, not dimension)")
-        ax = _bars(["parameters", "lightning (certified)", "softmax (float rank)"],
-                   [lightning.parameter_count, certified or 0, found.rank], ["0.7", "C0", "C1"],
-                   height=2.4, margin=1.2)
-        ax.set_title(f"depth {depth}: softmax - lightning = {difference}")
+        _, (bars, spec) = plt.subplots(1, 2, figsize=(10, 3.3), layout="constrained",
+                                       gridspec_kw={"width_ratios": [1, 1.3]})
+        values = [lightning.parameter_count, certified or 0, found.rank if reveal else 0]
+        bars.barh(["parameters", "lightning", "softmax"], values, color=["0.7", "C0", "C1"])
+        for y, v in enumerate(values):
+            bars.text(v, y, f" {v}" if reveal or y < 2 else " ?", va="center", fontsize=13)
+        bars.set_xlim(0, 1.25 * lightning.parameter_count)
+        bars.tick_params(labelsize=11)
+        bars.invert_yaxis()
+        bars.set_title("softmax - lightning = " + (f"{difference}" if reveal else "?"))
+        shown = [("lightning", "C0")] + ([("softmax", "C1")] if reveal else [])
+        for name, color in shown:
+            s = spectrum(J[name])
+            spec.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), "o", ms=3,
+                          color=color, label=f"{name} Jacobian")
+        spec.axhline(found.tolerance, color="0.4", ls="--", lw=1, label="cut (float rank)")
+        spec.set(xlabel="singular value number", ylabel="relative size", ylim=(1e-18, 3),
+                 title="Scaled singular values: each cliff is a dimension")
+        spec.legend(fontsize=8, loc="lower left")
         plt.show()
         return facts
 
-    return w.interactive(show, **_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)))
+    return w.interactive(show, **_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)),
+                         reveal=w.Checkbox(value=reveal, description="reveal"))
 
 
 def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
@@ -195,7 +322,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     formula (or, where none applies, the certified dimension), the rank of the symmetry tangents
     at a random point, and the rest of ``parameters - dimension``. Up to ``certify_up_to``
     parameters it also certifies the dimension (:func:`~lsa_helpers.dimension.dimension`);
-    beyond, formula only. Sliders past the depth are ignored.
+    beyond, formula only. The sliders of widths and ranks past the depth do nothing, so they are
+    disabled (and enabled again when the depth grows); ``facts["disabled"]`` lists them.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -204,7 +332,13 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     from .symmetries import symmetry_tangents
     from .weights import random_weights
 
+    sliders = _sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6), d3=(1, 3, 6),
+                       a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6))
+
     def show(depth, d0, d1, d2, d3, a1, a2, a3):
+        unused = [f"d{i}" for i in range(depth + 1, 4)] + [f"a{i}" for i in range(depth + 1, 4)]
+        for name, slider in sliders.items():
+            slider.disabled = name in unused
         arch = Architecture((d0, d1, d2, d3)[: depth + 1], (a1, a2, a3)[:depth])
         formula = formula_dimension(arch)
         weights = random_weights(arch, as_generator(seed), modulus=PRIME)
@@ -217,7 +351,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
                  "lower": bounds.rank if bounds else None,
                  "upper": bounds.upper_bound if bounds else None,
                  "certified": certified, "dimension": dim,
-                 "other fiber": None if dim is None else arch.parameter_count - dim - orbit}
+                 "other fiber": None if dim is None else arch.parameter_count - dim - orbit,
+                 "disabled": unused}
         print(f"widths {arch.widths}, ranks {arch.ranks}: {arch.layers} layer(s), degree "
               f"{arch.degree}, {arch.parameter_count} parameters")
         print(f"  formula [{formula.status}]: {formula.value}" +
@@ -233,30 +368,39 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
         else:
             print(f"  parameters - dimension = {arch.parameter_count - dim}: symmetry orbit {orbit}"
                   f" + other fiber directions {facts['other fiber']}")
-        fig, ax = plt.subplots(figsize=(6.5, 1.7))
+        fig, ax = plt.subplots(figsize=(8, 2.3))
         parts = ([("dimension", dim, "C0"), ("symmetry orbit", orbit, "0.6"),
                   ("other fiber directions", facts["other fiber"], "C3")] if dim is not None
                  else [("symmetry orbit", orbit, "0.6")])
         left = 0
         for label, value, color in parts:
             ax.barh([0], [value], left=left, height=0.6, color=color, label=f"{label}: {value}")
+            if value:
+                ax.text(left + value / 2, 0, str(value), ha="center", va="center", fontsize=12,
+                        color="w" if color != "0.6" else "k")
             left += value
         ax.axvline(arch.parameter_count, color="k", lw=1)
-        ax.set(xlim=(0, 1.02 * arch.parameter_count), ylim=(-0.5, 0.5), yticks=[],
-               title=f"{arch.parameter_count} parameters")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=8, frameon=False)
-        fig.subplots_adjust(bottom=0.4, top=0.82)
+        split = (" = " + " + ".join(str(v) for _, v, _ in parts)) if dim is not None else (
+            ": no dimension known")
+        ax.set(xlim=(0, 1.02 * arch.parameter_count), ylim=(-0.5, 0.5), yticks=[])
+        ax.set_title(f"widths {arch.widths}, ranks {arch.ranks}: {arch.parameter_count} parameters"
+                     f"{split}", fontsize=11)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=10, frameon=False)
+        fig.subplots_adjust(bottom=0.42, top=0.84, left=0.03, right=0.97)
         plt.show()
         return facts
 
-    return w.interactive(show, **_sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6),
-                                          d3=(1, 3, 6), a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6)))
+    return w.interactive(show, **sliders)
 
 
 def boundary_explorer():
-    """Sliders for ``(alpha, beta, gamma)``: is ``[[alpha + beta, gamma], [gamma, alpha - beta]]``
-    some ``sym(z k^T)`` (``d = 2``)? Inside, on the boundary cone ``beta^2 + gamma^2 = alpha^2``, or
-    outside; drawn in the ``(beta, gamma)``-plane at height ``alpha`` and in a meridian plane.
+    """Sliders for ``(alpha, beta, gamma)`` and a prediction: is
+    ``S = [[alpha + beta, gamma], [gamma, alpha - beta]]`` some ``sym(z k^T)`` (``d = 2``)?
+
+    The student first predicts ``inside`` (attained, ``z`` not parallel to ``k``), ``boundary``
+    (the cone ``beta^2 + gamma^2 = alpha^2``, ``z || k``) or ``outside`` (not attained); the verdict
+    and the picture (the ``(beta, gamma)``-plane at height ``alpha`` and a meridian plane) appear
+    only after the prediction. The result holds the verdict whether or not a prediction was made.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -269,33 +413,42 @@ def boundary_explorer():
 
     colors = {"inside": "C2", "boundary": "C1", "outside": "C3"}
     stories = {
-        "inside": "inside: S = sym(z k^T) with z not parallel to k (det S < 0)",
+        "inside": "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
         "boundary": "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
                     "phi(X) = ||X^T k||^2 v q^T X",
-        "outside": "outside: S is definite, x^T S x has no real linear factors; not attained",
+        "outside": "outside M: S is definite, x^T S x has no real linear factors; not attained",
     }
 
-    def show(alpha, beta, gamma):
+    def show(alpha, beta, gamma, prediction):
         S = slice_matrix(alpha, beta, gamma)
         excess = beta**2 + gamma**2 - alpha**2
         position = slice_position(alpha, beta, gamma)
         facts = {"position": position, "det S": rounded(-excess, 6), "reproduced": None,
-                 "cos": None}
+                 "cos": None, "prediction": prediction or None,
+                 "correct": (prediction == position) if prediction else None}
+        if position != "outside" and S.any():
+            z, k = factor_quadric(S)
+            facts["reproduced"] = bool(np.allclose(quadratic_factor(z, k), S, rtol=0,
+                                                   atol=1e-9 * np.abs(S).max()))
+            facts["cos"] = rounded(abs(z @ k) / (np.linalg.norm(z) * np.linalg.norm(k)), 3)
         rows = "], [".join(", ".join(f"{rounded(x, 2):+.2f}" for x in row) for row in S)
-        print(f"S = [[{rows}]],  beta^2 + gamma^2 - alpha^2 = -det S = {rounded(excess, 3):+.3f}")
+        print(f"S = [[{rows}]]")
+        if not prediction:
+            print("Predict first: is S = sym(z k^T) for some real z, k? Choose inside M, "
+                  "boundary or outside M above; the verdict and the picture appear then.")
+            plt.show()
+            return facts
+        verdict = "right" if facts["correct"] else f"not quite: the point is {position}"
+        print(f"your prediction: {prediction}, {verdict}")
+        print(f"beta^2 + gamma^2 - alpha^2 = -det S = {rounded(excess, 3):+.3f}")
         print(stories[position] if S.any() else "S = 0: the zero function, a boundary point")
         if position == "outside":
             sign = "positive" if alpha > 0 else "negative"
             print(f"x^T S x is {sign} definite: it vanishes only at x = 0, so it is no product "
                   "(z . x)(k . x)")
         elif S.any():
-            z, k = factor_quadric(S)
-            reproduced = bool(np.allclose(quadratic_factor(z, k), S, rtol=0,
-                                          atol=1e-9 * np.abs(S).max()))
-            cos = abs(z @ k) / (np.linalg.norm(z) * np.linalg.norm(k))
-            facts.update(reproduced=reproduced, cos=rounded(cos, 3))
-            print(f"factors found by factor_quadric: sym(z k^T) = S: {reproduced};  "
-                  f"|cos angle(z, k)| = {rounded(cos, 3):.3f}")
+            print(f"factors found by factor_quadric: sym(z k^T) = S: {facts['reproduced']};  "
+                  f"|cos angle(z, k)| = {facts['cos']:.3f}")
         fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
         theta = np.linspace(0, 2 * np.pi, 200)
         a = abs(alpha)
@@ -308,7 +461,7 @@ def boundary_explorer():
         # plain Unicode labels and no tight_layout keep a move well under 0.2 s (mathtext is slow)
         left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ",
                  title=f"the plane α = {rounded(alpha, 2):.2f} (shaded: not attained)")
-        left.legend(fontsize=7, loc="lower left")
+        left.legend(fontsize=9, loc="lower left")
         r = np.linspace(0, 3, 50)
         right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
         right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
@@ -327,37 +480,136 @@ def boundary_explorer():
     sliders = {name: w.FloatSlider(value=value, min=-2.0, max=2.0, step=0.05, description=name,
                                    continuous_update=False)
                for name, value in (("alpha", 0.5), ("beta", 1.0), ("gamma", 0.0))}
+    sliders["prediction"] = w.ToggleButtons(
+        options=[("?", ""), ("inside M", "inside"), ("boundary", "boundary"),
+                 ("outside M", "outside")], value="", description="prediction")
     return w.interactive(show, **sliders)
 
 
-def multihead_explorer(*, seed: int = 0):
-    """Sliders for ``d, d', heads, a, rho``: the counts of a multi-head layer against its dimension.
+def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d_out: int = 4,
+                       heads: int = 2, a: int = 2, rho: int = 2):
+    """Sliders for ``d, d', heads, a, rho`` and a ``prediction``: a multi-head layer's dimension.
 
-    Every head has attention rank ``a`` and value rank ``rho``; the bars go from the parameters
-    down through the known fiber directions to the expected count, beside the certified dimension.
+    ``d, d_out, heads, a, rho`` (each 1 to 5) set where the sliders start.
+
+    Every head has attention rank ``a`` and value rank ``rho``. Type a prediction of the
+    dimension first; the picture splits the parameter count into the exact rank (the dimension
+    when certified), the known fiber directions (``GL_a``, ``GL_rho`` and one scaling per head,
+    then the head-mixing pairs), the part the span of one-layer functions cuts off, and any
+    remainder the count does not explain, with the prediction as a dashed line. Up to
+    ``certify_up_to`` parameters the dimension is certified
+    (:func:`~lsa_helpers.multihead.multihead_dimension`); beyond, a message and the counts only.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
     from .multihead import MultiHead, multihead_dimension
 
-    def show(d, d_out, heads, a, rho):
+    def show(d, d_out, heads, a, rho, prediction=0):
         layer = MultiHead(d, d_out, (a,) * heads, (rho,) * heads)
-        found = multihead_dimension(layer, rng=seed)
-        facts = {"parameters": layer.parameter_count,
-                 "GL_a, GL_rho and scalings": layer.symmetry_dimension,
-                 "mixing pairs": len(layer.mixing_pairs), "span": layer.span_dimension,
-                 "expected": layer.expected_dimension, "exact rank": found.rank,
-                 "certified": found.certified_dimension}
-        print(f"{layer}:  {layer.parameter_count} parameters   "
-              f"symmetries {layer.symmetry_dimension}   mixing pairs {len(layer.mixing_pairs)}   "
-              f"span {layer.span_dimension}   expected {layer.expected_dimension}   "
-              f"exact rank {found.rank}   certified {found.certified_dimension}")
-        _bars(["parameters", "span", "expected", "exact rank"],
-              [layer.parameter_count, layer.span_dimension, layer.expected_dimension, found.rank],
-              ["0.7", "0.85", "C1", "C2"])
+        params, sym, pairs = layer.parameter_count, layer.symmetry_dimension, len(layer.mixing_pairs)
+        expected, span = layer.expected_dimension, layer.span_dimension
+        found = multihead_dimension(layer, rng=seed) if params <= certify_up_to else None
+        rank = found.rank if found else None
+        facts = {"parameters": params, "GL_a, GL_rho and scalings": sym, "mixing pairs": pairs,
+                 "span": span, "expected": expected, "exact rank": rank,
+                 "certified": found.certified_dimension if found else None,
+                 "prediction": prediction or None}
+        print(f"{layer}:  {params} parameters   symmetries {sym}   mixing pairs {pairs}   "
+              f"span {span}   expected {expected}   exact rank {rank}   "
+              f"certified {facts['certified']}")
+        if found is None:
+            print(f"  {params} parameters: too many to certify in one move (at most "
+                  f"{certify_up_to}); the counts only")
+        shown = expected if rank is None else rank
+        parts = [(shown, "C2", "dimension" if rank is not None else "expected count"),
+                 (sym, "C0", "GL_a, GL_rho, scalings"), (pairs, "C4", "head mixing"),
+                 (params - sym - pairs - expected, "0.75", "beyond the span"),
+                 (expected - shown, "C3", "not explained")]
+        fig, ax = plt.subplots(figsize=(7.5, 2.6), layout="constrained")
+        left = 0
+        for width, color, label in parts:
+            if width > 0:
+                ax.barh([0], [width], left=left, color=color, label=f"{label} {width}")
+                left += width
+        ax.axvline(span, color="k", ls=":", label=f"span {span}")
+        if prediction:
+            ax.axvline(prediction, color="C1", ls="--", lw=2.5, label=f"your prediction {prediction}")
+        verdict = ("enter a prediction first" if not prediction else
+                   f"prediction {prediction}: right" if prediction == shown else
+                   f"prediction {prediction}: off by {abs(prediction - shown)}")
+        ax.set(yticks=[], xlim=(0, 1.05 * max(params, span, prediction)),
+               xlabel=f"the {params} parameters of {heads} head(s)", title=verdict)
+        fig.legend(loc="outside lower center", ncol=3, fontsize=10, frameon=False)
         plt.show()
         return facts
 
-    return w.interactive(show, **_sliders(d=(1, 4, 5), d_out=(1, 4, 5), heads=(1, 2, 5),
-                                          a=(1, 2, 5), rho=(1, 2, 5)))
+    start = {"d": d, "d_out": d_out, "heads": heads, "a": a, "rho": rho}
+    for name, value in start.items():
+        if not 1 <= value <= 5:
+            raise ValueError(f"{name} must be between 1 and 5, got {name}={value}")
+    sliders = _sliders(**{name: (1, value, 5) for name, value in start.items()})
+    sliders["prediction"] = w.BoundedIntText(value=0, min=0, max=600, description="prediction")
+    return w.interactive(show, **sliders)
+
+
+def parameter_split_explorer(*, seed: int = 0):
+    """Sliders for ``d, d', a`` of one layer: its parameters split into dimension and fiber.
+
+    For each attention rank ``r = 1, ..., 6`` at the chosen ``d, d'`` one bar of the
+    ``2rd + dd'`` parameters, stacked as the certified dimension (:func:`dimension`), the rotation
+    directions (rank mod p of the ``GL_r`` tangents of :func:`symmetry_tangents`) and the volume
+    direction (the scaling ``(A, V) -> (lambda A, V / lambda)``); the chosen ``a`` is outlined.
+    Returns the split of the chosen layer.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from .rank import PRIME, exact_rank
+    from .symmetries import symmetry_tangents
+    from .weights import random_weights
+
+    ranks = range(1, 7)
+    cache = {}
+
+    def split(d, d_out, a):
+        if (d, d_out, a) not in cache:
+            arch = Architecture((d, d_out), (a,))
+            tangents = symmetry_tangents(arch, random_weights(arch, seed, modulus=PRIME),
+                                         modulus=PRIME)
+            rotation = exact_rank(tangents[:a * a], PRIME)
+            cache[d, d_out, a] = {"parameters": arch.parameter_count,
+                                  "dimension": dimension(arch, rng=seed).certified_dimension,
+                                  "rotation": rotation,
+                                  "volume": exact_rank(tangents, PRIME) - rotation}
+        return cache[d, d_out, a]
+
+    def show(d, d_out, a):
+        rows = [split(d, d_out, r) for r in ranks]
+        facts = rows[a - 1]
+        if any(row["dimension"] is None for row in rows):
+            print("the two exact bounds did not meet here: no certified split to draw")
+            return facts
+        print(f"d = {d}, d' = {d_out}, a = {a}: {facts['parameters']} parameters = "
+              f"{facts['dimension']} dimension + {facts['rotation']} rotation + "
+              f"{facts['volume']} volume")
+        if a > d:
+            print(f"a > d: A = K^T Q is only {d} x {d}, so the extra rank adds parameters, "
+                  "not dimension")
+        _, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
+        bottom = np.zeros(len(rows))
+        for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2")):
+            heights = np.array([row[part] for row in rows])
+            ax.bar(ranks, heights, bottom=bottom, color=color, label=part)
+            bottom += heights
+        ax.bar([a], [facts["parameters"]], fill=False, edgecolor="k", lw=2.5)
+        cap = d * d + d * d_out - 1
+        ax.axhline(cap, color="k", ls="--", lw=1, label=f"largest dimension d² + dd' − 1 = {cap}")
+        ax.set(xlabel="attention rank a", ylabel="count", xticks=list(ranks),
+               ylim=(0, 1.15 * max(row["parameters"] for row in rows)),
+               title=f"One layer, d = {d}, d' = {d_out}: where the parameters go")
+        ax.legend(loc="upper left", frameon=False)
+        plt.show()
+        return facts
+
+    return w.interactive(show, **_sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))

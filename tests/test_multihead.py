@@ -130,15 +130,36 @@ def test_more_heads_at_a_fixed_budget_give_a_larger_function_space():
     ({"d": 4, "d_out": 4, "heads": 2, "a": 2, "rho": 2}, {"parameters": 64, "expected": 46, "certified": 46}),
     ({"d": 2, "d_out": 2, "heads": 2, "a": 2, "rho": 2}, {"parameters": 32, "expected": 12, "certified": 12}),
     ({"d": 1, "d_out": 1, "heads": 1, "a": 1, "rho": 1}, {"parameters": 4, "expected": 1, "certified": 1}),
-    ({"d": 5, "d_out": 5, "heads": 5, "a": 5, "rho": 5}, {"expected": 225, "certified": 225}),
+    ({"d": 5, "d_out": 5, "heads": 3, "a": 5, "rho": 5}, {"expected": 141, "certified": 141}),
+    ({"d": 4, "d_out": 4, "heads": 2, "a": 2, "rho": 2, "prediction": 46},
+     {"prediction": 46, "certified": 46}),
+    # beyond certify_up_to (300 parameters): the counts only, and a message instead of a slow move
+    ({"d": 5, "d_out": 5, "heads": 5, "a": 5, "rho": 5, "prediction": 600},
+     {"parameters": 500, "expected": 225, "exact rank": None, "certified": None}),
 ])
-def test_multihead_explorer(values, expected, caplog):
+def test_multihead_explorer(values, expected, caplog, capsys):
     from widget_support import set_and_run
 
     from lsa_helpers.widgets import multihead_explorer
 
     facts = set_and_run(multihead_explorer(), caplog, **values)
     assert {key: facts[key] for key in expected} == expected
+    if facts["certified"] is None:
+        assert "too many to certify in one move" in capsys.readouterr().out
+
+
+def test_multihead_explorer_starts_where_asked(caplog):
+    from widget_support import set_and_run
+
+    from lsa_helpers.widgets import multihead_explorer
+
+    demo = multihead_explorer(heads=3, a=1, rho=1)
+    assert {key: demo.kwargs[key] for key in ("d", "d_out", "heads", "a", "rho")} == {
+        "d": 4, "d_out": 4, "heads": 3, "a": 1, "rho": 1}
+    facts = set_and_run(demo, caplog, prediction=39)
+    assert (facts["parameters"], facts["certified"], facts["prediction"]) == (48, 39, 39)
+    with pytest.raises(ValueError, match=r"^heads must be between 1 and 5, got heads=6$"):
+        multihead_explorer(heads=6)
 
 
 def test_bad_weights_name_the_head(rng):
@@ -149,3 +170,16 @@ def test_bad_weights_name_the_head(rng):
     w[1] = Head(w[1].Q, w[1].K, w[1].W.T, w[1].U)
     with pytest.raises(ValueError, match=r"head 2 weights \(Q, K, W, U\) must have shapes"):
         head_symmetry_tangents(heads, w)
+
+
+def test_a_composite_modulus_is_refused_before_flint_sees_it():
+    heads = MultiHead(4, 4, ranks=(2, 2), value_ranks=(2, 2))
+    with pytest.raises(ValueError, match=r"^modulus must be a prime p with 2 <= p < 2\^62, got modulus=9$"):
+        multihead_dimension(heads, rng=0, modulus=9)
+
+
+def test_a_layer_too_large_for_memory_is_refused_before_computing():
+    heads = MultiHead(64, 64, ranks=(32, 32), value_ranks=(32, 32))
+    with pytest.raises(ValueError, match=r"^this request needs at least [\d.]+ GB of memory, "
+                                         r"above max_memory = 4 GB"):
+        multihead_dimension(heads, rng=0)

@@ -96,7 +96,10 @@ def test_dimension_is_the_sum_of_one_layer_dimensions(widths, ranks, tokens):
 
 
 def test_softmax_and_one_token_formulas():
-    assert formula_dimension(Architecture((3, 3, 3), (2, 2), "softmax", skip=True)).value == 34
+    deep_softmax = formula_dimension(Architecture((3, 3, 3), (2, 2), "softmax", skip=True))
+    assert (deep_softmax.value, deep_softmax.status) == (34, "derived")  # not the paper's conjecture
+    assert formula_dimension(Architecture((3, 3, 3), (2, 2), skip=True)).status == "derived"
+    assert formula_dimension(Architecture((3, 3), (2,), "softmax", skip=True)).status == "paper"
     assert formula_dimension(Architecture((3, 3, 3), (2, 2), "softmax", 1, skip=True)).value == 9
     assert formula_dimension(Architecture((3, 3, 3), (2, 2), tokens=1, skip=True)).value is None
     found = dimension(Architecture((3, 3, 3), (2, 2), "softmax", skip=True), rng=0)

@@ -296,14 +296,25 @@ def test_gradient_descent_errors(rng):
     ({"alpha": -2.0, "beta": 0.0, "gamma": 0.0}, "outside", None),
 ])
 def test_boundary_explorer(values, position, cos, caplog, close_figures):
+    import matplotlib.pyplot as plt
+
     result = set_and_run(boundary_explorer(), caplog, **values)
     assert result["position"] == position and result["cos"] == cos
     assert result["reproduced"] is (None if cos is None else True)
+    assert result["prediction"] is None and result["correct"] is None
+    for guess in ("inside", "boundary", "outside"):       # the verdict, and a picture, after it
+        plt.close("all")
+        result = set_and_run(boundary_explorer(), caplog, **values, prediction=guess)
+        assert result["prediction"] == guess and result["correct"] is (guess == position)
+        assert result["position"] == position and result["cos"] == cos
+        assert plt.get_fignums(), "no picture after a prediction"
 
 
 def test_boundary_explorer_clamps_and_defaults(caplog, close_figures):
     widget = boundary_explorer()
-    assert widget.result["position"] == "inside"
+    assert widget.result["position"] == "inside" and widget.result["prediction"] is None
     result = set_and_run(widget, caplog, alpha=9.0, beta=-9.0, gamma=0.0)
     assert [c.value for c in widget.children[:3]] == [2.0, -2.0, 0.0]
     assert result["position"] == "boundary"
+    result = set_and_run(widget, caplog, prediction="boundary")
+    assert result["correct"] is True

@@ -6,18 +6,34 @@ from lsa_helpers.widgets import dimension_explorer, fiber_explorer, polynomial_e
 
 def test_polynomial_explorer_counts(caplog):
     widget = polynomial_explorer()
+    facts = set_and_run(widget, caplog)  # the default (6, 4, 2, 8) drawn in notebook 01
+    assert facts["tokens where both orders cost the same"] == [6]
+    assert (facts["multiplications, V X (X^T A X)"], facts["multiplications, (V X X^T)(A X)"]) == (
+        1024, 816)
     facts = set_and_run(widget, caplog, d=2, d_out=1, a=1, t=2)
     assert facts["monomials per output entry"] == 10 and facts["span dimension of the neuromanifold"] == 6
     facts = set_and_run(widget, caplog, d=6, d_out=4, a=6, t=64)
     assert facts["multiplications, (V X X^T)(A X)"] < facts["multiplications, V X (X^T A X)"]
-    set_and_run(widget, caplog, d=1, d_out=1, a=1, t=1)
+    assert facts["tokens where both orders cost the same"] == [6]  # a does not move the tie
+    facts = set_and_run(widget, caplog, d=1, d_out=1, a=1, t=1)  # the sliders' lower ends
+    assert facts["monomials per output entry"] == 1 and facts["tokens where both orders cost the same"] == [1]
+    facts = set_and_run(widget, caplog, d=16, d_out=8, a=16, t=64)  # the upper ends
+    assert facts["tokens where both orders cost the same"] == [16] and facts["parameters"] == 640
+    assert facts["span dimension of the neuromanifold"] == 8 * 16 * 16 * 17 // 2
 
 
 @pytest.mark.parametrize("rank_A, rank_V, kind", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
                                                   (0, 2, "zero"), (3, 0, "zero")])
 def test_fiber_explorer_cases(rank_A, rank_V, kind, caplog):
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
     result = set_and_run(fiber_explorer(), caplog, rank_A=rank_A, rank_V=rank_V)
     assert result["kind"] == kind
+    ax = plt.gcf().axes[-1]  # one visible bar per move, even for an exact 0 (the clipped-bar bug)
+    assert len(ax.patches) == len(result) - 1 and all(b.get_width() > 0 for b in ax.patches)
+    assert all(b.get_x() >= ax.get_xlim()[0] for b in ax.patches)
+    plt.close("all")
     if kind != "zero" or rank_A == 0:  # a nudge of A = 0 makes phi non-zero when V != 0
         assert result["scaling (2A, V/2)"] < 1e-10 < result["random nudge 1e-3"]
     else:                               # V = 0: nothing moves phi away from 0
@@ -37,10 +53,26 @@ def test_fiber_explorer_clamps_out_of_range(caplog):
     ({"d": 1, "d_out": 1, "a": 1, "t": 1}, {"parameters": 3, "formula": None}),
     ({"d": 8, "d_out": 6, "a": 9, "t": 4}, {"parameters": 192, "formula": 111, "certified": 111}),
     ({"d": 8, "d_out": 1, "a": 1, "t": 2}, {"parameters": 24, "formula": 22, "certified": 22}),
+    ({"d": 3, "d_out": 3, "a": 2, "t": 3}, {"parameters": 21, "formula": 16, "fiber": 5}),
+    ({"d": 3, "d_out": 3, "a": 3, "t": 1}, {"formula": None, "certified": 14, "fiber": 13}),
+    ({"d": 4, "d_out": 3, "a": 2, "t": 1}, {"exact rank": 21, "upper bound": 23, "certified": None,
+                                           "fiber": None}),
+    ({"d": 8, "d_out": 6, "a": 9, "t": 1}, {"parameters": 192, "formula": None, "certified": 83}),
 ])
-def test_dimension_explorer(values, expected, caplog):
+def test_dimension_explorer(values, expected, caplog, capsys):
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
     result = set_and_run(dimension_explorer(), caplog, **values)
     for key, value in expected.items():
         assert result[key] == value
     if result["formula"] is not None:
         assert result["float rank"] == result["exact rank"] == result["formula"]
+        assert result["fiber"] == result["parameters"] - result["formula"]
+    assert result["exact rank"] <= result["upper bound"] <= result["parameters"]
+    printed = capsys.readouterr().out
+    assert "formula [" in printed and f"exact rank {result['exact rank']}" in printed
+    if result["certified"] is None:  # a message, not an error, when the bounds stay apart
+        assert "the bounds do not meet" in printed
+    assert len(plt.gcf().axes) == 2  # parameters against dimension, and the two bounds
+    plt.close("all")
