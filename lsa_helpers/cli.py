@@ -11,7 +11,7 @@ import numpy as np
 
 from .architecture import Architecture
 from .data import build_data
-from .dimension import MAX_MEMORY, METHODS, dimension
+from .dimension import MAX_MEMORY, METHODS, dimension, memory_estimate
 from .experiments import reproduce_softmax_conjecture
 
 __all__ = ["main"]
@@ -30,6 +30,10 @@ def _sizes(name: str):
             raise argparse.ArgumentTypeError(
                 f"{name} must be comma-separated integers, got {text!r}") from None
     return parse
+
+
+LARGE = 0.5e9
+"""Bytes from which the command line announces a request's memory before running it."""
 
 
 def _seed(text: str) -> int:
@@ -83,7 +87,12 @@ def _parser() -> argparse.ArgumentParser:
 def _dimension(args) -> str:
     arch = Architecture(args.widths, args.ranks, "softmax" if args.softmax else "lightning",
                         args.tokens, skip=args.skip)
-    result = dimension(arch, method=args.method, rng=args.seed, max_memory=args.max_memory)
+    needed = memory_estimate(arch, args.method)
+    if LARGE <= needed <= args.max_memory:
+        print(f"lsa_helpers: this request needs about {needed / 1e9:.2g} GB of memory or more; "
+              "the rank's progress follows", file=sys.stderr, flush=True)
+    result = dimension(arch, method=args.method, rng=args.seed, max_memory=args.max_memory,
+                       progress=True)
     record = {
         "widths": list(arch.widths), "ranks": list(arch.ranks),
         "normalization": arch.normalization, "tokens": arch.tokens, "skip": arch.skip,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from math import ceil
 
 import numpy as np
@@ -67,7 +68,8 @@ class Dimension:
 
 
 def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples: int | None = None,
-              modulus: int = PRIME, max_memory: float = MAX_MEMORY) -> Dimension:
+              modulus: int = PRIME, max_memory: float = MAX_MEMORY,
+              progress: bool = False) -> Dimension:
     """Dimension of the neuromanifold of ``arch`` from Jacobian ranks at a random point.
 
     Starts with ``N = ceil(parameters / (d_l t))`` inputs (as many rows as parameters) and adds
@@ -77,7 +79,8 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     certified lower bound), ``"certified"`` (exact, and the dimension is proved when the lower
     bound meets ``parameters - rank of the symmetry tangents``), or ``"auto"`` (certified for
     lightning, float for softmax). A request whose first round needs more than ``max_memory``
-    bytes (:func:`memory_estimate`) is refused before anything is computed.
+    bytes (:func:`memory_estimate`) is refused before anything is computed. ``progress``: a
+    ``tqdm`` bar of the rank against the upper bound on standard error, shown after 2 seconds.
 
     Examples
     --------
@@ -106,7 +109,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
         return jacobian(arch, weights, random_inputs(arch, n, rng, modulus=p), modulus=p)
 
     value, samples, stopped, found = grow_rank(rows, count, upper, modulus=p, rng=rng,
-                                               max_samples=max_samples)
+                                               max_samples=max_samples, progress=progress)
     return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
                      found, p)
 
@@ -124,7 +127,8 @@ def memory_estimate(arch: Architecture, method: str = "certified") -> int:
     count = ceil(P / (arch.widths[-1] * t))
     layer = max(sum(r * c for r, c in shape) for shape in arch.layer_shapes)
     tangents = 3 * layer * count * d * t + (arch.layers > 1) * 2 * count * (d * t) ** 2
-    return 8 * tangents + jacobian_bytes(P, count * arch.widths[-1] * t, exact=method != "float")
+    exact = method != "float" and not (method == "auto" and not arch.is_lightning)
+    return 8 * tangents + jacobian_bytes(P, count * arch.widths[-1] * t, exact=exact)
 
 
 def jacobian_bytes(parameters: int, rows: int, *, exact: bool) -> int:
@@ -145,7 +149,7 @@ def check_memory(needed: int, max_memory: float) -> None:
 
 
 def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
-              max_samples: int | None = None):
+              max_samples: int | None = None, progress: bool = False):
     """Rank of the Jacobian rows of more and more inputs, and why it stopped.
 
     ``rows(n)`` gives the Jacobian rows of ``n`` new random inputs. Starts with ``count`` inputs
@@ -154,7 +158,16 @@ def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
     ``(rank, samples, stopped, float rank or None)``; exact mod ``modulus`` when it is given,
     then with the rows of at most ``count`` inputs in memory at once (:func:`_sketch`).
     """
+    from tqdm import tqdm
+
     limit = max_samples or 40 * count
+    with tqdm(total=upper, desc="rank", unit="dir", disable=not progress, delay=2,
+              file=sys.stderr, leave=False) as bar:
+        return _grow(rows, count, upper, modulus, rng, limit, bar)
+
+
+def _grow(rows, count, upper, modulus, rng, limit, bar):
+    """The loop of :func:`grow_rank`, reporting the rank to the ``tqdm`` ``bar``."""
     samples, new, previous = 0, min(count, limit), -1
     J = space = columns = None
     while True:
@@ -169,6 +182,8 @@ def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
                                          upper, rng)
             found, value, settled = None, space.rank, True
         samples += new
+        bar.update(min(value, upper) - bar.n)
+        bar.set_postfix(inputs=samples, refresh=False)
         stopped = ("exceeds upper bound" if settled and value > upper else
                    "met upper bound" if settled and value == upper else
                    "stopped growing" if settled and value == previous else

@@ -166,4 +166,14 @@ def test_ctrl_c_is_one_line_and_exit_130():
     time.sleep(3)  # well inside a run of minutes
     running.send_signal(signal.SIGINT)
     error = running.stderr.read()
-    assert running.wait(timeout=120) == 130 and error == "lsa_helpers: interrupted\n"
+    assert running.wait(timeout=120) == 130 and "Traceback" not in error
+    assert error.endswith("\nlsa_helpers: interrupted\n")  # after the announcement and progress
+
+
+def test_a_large_request_is_announced_on_standard_error(monkeypatch, capsys):
+    """Above LARGE bytes the command line says what the run needs before it starts."""
+    monkeypatch.setattr("lsa_helpers.cli.LARGE", 0)
+    assert main(["dimension", "--widths", "3,3", "--ranks", "2", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("lsa_helpers: this request needs about ")
+    assert json.loads(captured.out)["certified_dimension"] == 16  # --json output stays clean
