@@ -178,8 +178,7 @@ def _grow(rows, count, upper, modulus, rng, limit, bar):
             value, settled = found.rank, found.is_clear
         else:
             for chunk in [count] * (new // count) + [new % count] * (new % count > 0):
-                space, columns = _sketch(rows(chunk), space or RowSpace(modulus), columns,
-                                         upper, rng)
+                space, columns = _sketch(rows(chunk), space, columns, upper, modulus, rng)
             found, value, settled = None, space.rank, True
         samples += new
         bar.update(min(value, upper) - bar.n)
@@ -203,7 +202,7 @@ def _sketched_rank(T: np.ndarray, p: int, rng) -> int:
     return exact_rank(T.astype(np.int64), p)
 
 
-def _sketch(J: np.ndarray, space: RowSpace, columns, upper: int, rng):
+def _sketch(J: np.ndarray, space: RowSpace | None, columns, upper: int, p: int, rng):
     """``space`` extended by the rows of ``J`` (residues mod p), through random combinations.
 
     The rows of ``J`` add at most ``upper - rank`` new directions (``upper`` is proved), so
@@ -213,11 +212,11 @@ def _sketch(J: np.ndarray, space: RowSpace, columns, upper: int, rng):
     lower bound; it falls short only if 16 extra combinations all miss, with probability about
     ``p^-16``. Only the part of ``R J C`` outside ``space`` is eliminated (FLINT).
     """
-    p = space.modulus
     m, n = J.shape
-    k = upper - space.rank + 16
+    k = upper - (space.rank if space else 0) + 16
     if m > k:
         J = mod_matmul(rng.integers(0, p, size=(k, m)).astype(np.float64), J, p)
     if columns is None and upper + 16 < n:
         columns = rng.integers(0, p, size=(n, upper + 16)).astype(np.float64)
-    return space.extend(J if columns is None else mod_matmul(J, columns, p)), columns
+    J = J if columns is None else mod_matmul(J, columns, p)
+    return (space or RowSpace(p, J.shape[1])).extend(J), columns

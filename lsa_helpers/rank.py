@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -165,27 +166,51 @@ def mod_matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class RowSpace:
-    """The span mod ``p`` of the rows seen so far, as blocks ``(pivots, rows)`` of an echelon
-    basis: each block is in reduced echelon form on its own pivot columns and zero on the pivot
-    columns of the blocks before it, so new rows are reduced block after block, by products.
+    """The span mod ``p`` of the rows seen so far, in reduced echelon form ``[I | F]``.
 
-    >>> space = RowSpace(7).extend(np.array([[1., 2, 3], [2, 4, 6]]))
+    Basis row ``i`` is 1 in column ``pivots[i]``, 0 in the other pivot columns and ``F[i]`` in the
+    free columns (the others, in order). New rows ``X`` are reduced by one product,
+    ``X_free - X_pivots F``, and only that residual is eliminated (FLINT); the new rows of ``F`` are
+    read back from FLINT only when the next rows come, so a last round costs its rank alone.
+
+    >>> space = RowSpace(7, 3).extend(np.array([[1., 2, 3], [2, 4, 6]]))
     >>> space.rank, space.extend(np.array([[0., 1, 1], [1, 3, 4]])).rank
     (1, 2)
     """
 
     modulus: int
-    blocks: tuple = ()
+    width: int
+    pivots: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=int))
+    F: np.ndarray | None = None
+    pending: tuple | None = None  # (FLINT's echelon form of the last residual, its rank)
 
     @property
     def rank(self) -> int:
-        return sum(len(pivots) for pivots, _ in self.blocks)
+        return len(self.pivots) + (self.pending[1] if self.pending else 0)
+
+    @functools.cached_property
+    def basis(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(pivots, F)``, with the pending echelon rows read back and merged in."""
+        pivots = self.pivots
+        F = np.zeros((0, self.width)) if self.F is None else self.F
+        if self.pending is None:
+            return pivots, F
+        echelon, new = self.pending
+        p, free = self.modulus, np.setdiff1d(np.arange(self.width), pivots)
+        R = np.array([[int(x) for x in row] for row in echelon.tolist()[:new]], dtype=np.float64)
+        lead = np.argmax(R != 0, axis=1)  # positions among the free columns
+        rest = np.setdiff1d(np.arange(free.size), lead)
+        G = R[:, rest]
+        F = np.mod(F[:, rest] - mod_matmul(F[:, lead], G, p), p)
+        return np.concatenate([pivots, free[lead]]), np.concatenate([F, G])
 
     def reduce(self, X: np.ndarray) -> np.ndarray:
-        """``X`` minus its part in the span: zero on every pivot column."""
-        for pivots, rows in self.blocks:
-            X = np.mod(X - mod_matmul(X[:, pivots], rows, self.modulus), self.modulus)
-        return X
+        """The part of the rows ``X`` outside the span, on the free columns."""
+        pivots, F = self.basis
+        free = np.setdiff1d(np.arange(self.width), pivots)
+        if pivots.size == 0:
+            return X
+        return np.mod(X[:, free] - mod_matmul(X[:, pivots], F, self.modulus), self.modulus)
 
     def extend(self, X: np.ndarray) -> RowSpace:
         """The span of these rows and of the rows of ``X`` (float64 residues mod ``p``)."""
@@ -193,8 +218,6 @@ class RowSpace:
         residual = residual[np.any(residual != 0, axis=1)]
         if residual.shape[0] == 0:
             return self
-        echelon, rank = nmod_matrix(residual, self.modulus).rref()
-        rows = np.array([[int(x) for x in row] for row in echelon.tolist()[:rank]],
-                        dtype=np.float64)
-        pivots = np.argmax(rows != 0, axis=1)
-        return RowSpace(self.modulus, (*self.blocks, (pivots, rows)))
+        pivots, F = self.basis
+        echelon, new = nmod_matrix(residual, self.modulus).rref()
+        return RowSpace(self.modulus, self.width, pivots, F, (echelon, new) if new else None)

@@ -54,12 +54,11 @@ def test_sketches_keep_the_exact_rank(rng):
     """Rows fed in chunks, cut to random combinations of rows and columns: the rank of the whole."""
     from lsa_helpers import PRIME, exact_rank
     from lsa_helpers.dimension import _sketch
-    from lsa_helpers.rank import RowSpace
 
     tall = np.mod(rng.integers(0, PRIME, (400, 7)) @ rng.integers(0, 5, (7, 30)), PRIME)
-    space, columns = RowSpace(PRIME), None
+    space, columns = None, None
     for chunk in np.split(tall.astype(float), 8):
-        space, columns = _sketch(chunk, space, columns, 9, rng)  # 9: an upper bound, not tight
+        space, columns = _sketch(chunk, space, columns, 9, PRIME, rng)  # 9: a bound, not tight
     assert space.rank == exact_rank(tall) == 7 and columns.shape == (30, 25)
 
 

@@ -105,3 +105,21 @@ def test_jacobian_refuses_inputs_that_float64_cannot_hold():
     exact = jacobian(arch, weights, inputs.astype(np.int64), modulus=7)  # int64 is exact
     assert np.array_equal(exact, jacobian(arch, weights, np.mod(inputs.astype(np.int64), 7),
                                           modulus=7))
+
+
+def test_a_row_space_grows_like_the_rank_of_all_its_rows(rng):
+    """Fed in chunks, the echelon form keeps the rank of everything seen, and spans it."""
+    from lsa_helpers.rank import RowSpace
+
+    p = 101  # a small prime: dependent rows mod p appear often
+    M = np.mod(rng.integers(0, p, (60, 9)) @ rng.integers(0, p, (9, 20)), p).astype(float)
+    space = RowSpace(p, 20)
+    for end in range(6, 61, 6):
+        space = space.extend(M[end - 6:end])
+        assert space.rank == exact_rank(M[:end].astype(int), p)
+    pivots, F = space.basis
+    basis = np.zeros((space.rank, 20))
+    basis[:, pivots] = np.eye(space.rank)
+    basis[:, np.setdiff1d(np.arange(20), pivots)] = F
+    assert exact_rank(np.vstack([basis, M]).astype(int), p) == space.rank == 9
+    assert not np.any(space.reduce(M))  # every row seen lies in the span
