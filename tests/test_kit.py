@@ -74,3 +74,28 @@ def test_the_cheat_sheet_and_guides_point_to_existing_notebooks():
         for row in table_rows(text):
             cited = re.findall(r"\b0[0-9]\b", row[-1])
             assert set(cited) <= numbers, f"{name}: row {row[0]!r} cites {cited}"
+
+
+def stated_core_minutes():
+    """Each lesson's core time as its title cell states it ("core about N minutes")."""
+    minutes = {}
+    for path in LESSONS:
+        title = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
+        minutes[path.stem] = int(re.search(r"core about (\d+) minutes", title).group(1))
+    return minutes
+
+
+def test_every_map_of_the_course_gives_the_times_the_notebooks_state():
+    minutes = stated_core_minutes()
+    course_map = json.loads((ROOT / "notebooks" / "00_course_map.ipynb").read_text(encoding="utf-8"))
+    tables = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8"),
+              "README.ko.md": (ROOT / "README.ko.md").read_text(encoding="utf-8"),
+              "00_course_map (Bonus 3)": "".join("".join(c["source"]) for c in course_map["cells"]
+                                                 if c["cell_type"] == "markdown")}
+    for where, text in tables.items():
+        shown = {row[0].strip("`"): row for row in table_rows(text) if row[0].strip("`") in minutes}
+        assert set(shown) == set(minutes), f"{where} lists {sorted(shown)}"
+        for stem, row in shown.items():
+            said = [int(n) for n in re.findall(r"(\d+) ?(?:min|분)", " ".join(row[2:]))]
+            assert said and said[0] == minutes[stem], (
+                f"{where}: {stem} takes {said[:1]} minutes there, {minutes[stem]} in its title")
