@@ -6,7 +6,7 @@ OPEN_BROWSER ?= $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY),$(filter Darwin,$(shell 
 LAB_FLAGS := --ServerApp.open_browser=$(OPEN_BROWSER) $(if $(filter 0,$(shell id -u)),--allow-root) \
 	--LabApp.default_url=/lab/tree/notebooks/00_course_map.ipynb
 
-.PHONY: lab test notebooks benchmark clean
+.PHONY: lab test notebooks slides benchmark clean
 
 $(INSTALLED): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,33 @@ notebooks: $(INSTALLED)
 	cd notebooks && ../$(BIN)/$(EXECUTE) *.ipynb
 	cd notebooks/solutions && ../../$(BIN)/$(EXECUTE) *.ipynb
 	$(BIN)/python tools/clean_notebooks.py notebooks/*.ipynb notebooks/solutions/*.ipynb
+
+# Optional, for handouts: `make slides` exports the core of each notebook (its stored outputs) as a
+# static reveal.js deck, build/slides/<notebook>.slides.html, with nbconvert --to slides: cells of
+# slide type skip left out, code cells with hidden input shown without it, widgets not live. The
+# HTML loads reveal.js from a CDN unless --reveal-prefix points to a local copy (also require.js
+# and MathJax: --HTMLExporter.require_js_url, --HTMLExporter.mathjax_url), e.g.
+#   make slides SLIDES=02_fibers_and_identifiability SLIDES_FLAGS=--reveal-prefix=reveal.js
+SLIDES ?= $(patsubst notebooks/%.ipynb,%,$(wildcard notebooks/0*.ipynb))
+SLIDES_FLAGS ?=
+# Marks the input of each code cell hidden in JupyterLab (metadata jupyter.source_hidden) for removal.
+define HIDE_HIDDEN_INPUT
+import json, sys
+notebook = json.load(sys.stdin)
+for cell in notebook["cells"]:
+    if cell["cell_type"] == "code" and cell["metadata"].get("jupyter", {}).get("source_hidden"):
+        cell["metadata"].setdefault("transient", {})["remove_source"] = True
+json.dump(notebook, sys.stdout)
+endef
+
+slides: export HIDE_HIDDEN_INPUT_PY = $(HIDE_HIDDEN_INPUT)
+slides: $(INSTALLED)
+	mkdir -p build/slides
+	for name in $(SLIDES); do \
+		$(BIN)/python -c "$$HIDE_HIDDEN_INPUT_PY" < notebooks/$$name.ipynb \
+		| $(BIN)/jupyter nbconvert --stdin --to slides $(SLIDES_FLAGS) \
+			--output-dir build/slides --output $$name || exit 1; \
+	done
 
 benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/run.py

@@ -6,7 +6,8 @@ clears the stored outputs, runs all cells from the Run menu, waits until every p
 execution count and the kernel is idle, then checks that only the exercise cells tagged
 ``raises-exception`` show an error (their NotImplementedError) and that the widgets rendered; every
 notebook of the course is run this way. In ``03_dimension`` it also moves the ``a`` slider of ``dimension_explorer`` with the keyboard and
-checks that the printed line and the plot follow.
+checks that the printed line and the plot follow. One more test plays ``02`` as a RISE slideshow
+(``/rise/<notebook>``): math, the keyboard walk to the demo's slide, the demo run live there.
 
 Run alone with ``pytest -m browser``. Skipped when ``/usr/bin/chromium`` is absent, except on CI
 (``CI`` set), where ``.ci/run`` installs it and its absence fails. A failed check saves a
@@ -458,3 +459,230 @@ def follow_the_slider(notebook):
                                   if path.name != DIMENSION])
 def test_every_other_notebook_runs_with_its_widgets(browser, lab, tmp_path, name):
     retried(lambda folder: run_and_check(browser, lab, folder, name).close(), tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# The notebook as a RISE slideshow (jupyterlab-rise): /rise/<path> serves a page of its own, with
+# reveal.js and a kernel but without JupyterLab's app object, so the kernel is watched and shut
+# down through the server's REST API. What RISE 0.43.1 puts in the DOM: the notebook panel is the
+# `.reveal` element (class `ready` once reveal.js has started); `.reveal .slides` holds one
+# `section` per slide, each with the `section` of its subslides; reveal.js marks the one shown
+# `present` and names it in location.hash (`#/slide-<h>-<v>[/<fragment>]`). The cells
+# (`.jp-Cell`, in notebook order) are moved into those sections; cells of slide type skip stay
+# there with the class `reveal-skip` and `display: none`; fragments get `.fragment`. Navigation
+# is linear: Space and ArrowRight both step through fragments and subslides.
+
+DECK = "02_fibers_and_identifiability.ipynb"
+# The slide shown now.
+PRESENT = "document.querySelector('.reveal .slides > section.present > section.present')"
+# The horizontal index of the slide that holds `node`.
+SLIDE_INDEX = ("(node) => Array.from(document.querySelectorAll('.reveal .slides > section'))"
+               ".indexOf(node && node.closest('.reveal .slides > section'))")
+# What the widget manager logs in the RISE page when it cannot load (see the xfail below).
+NO_WIDGET_MANAGER = "Failed to create module: package: @jupyter-widgets/jupyterlab-manager"
+
+
+def slide_types(name):
+    """The slideshow ``slide_type`` of each cell of ``name`` (``"-"`` where none is set)."""
+    cells = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"]
+    return [cell.get("metadata", {}).get("slideshow", {}).get("slide_type", "-") for cell in cells]
+
+
+class Slideshow(Notebook):
+    """One notebook open as a RISE slideshow; the checks and waits of :class:`Notebook`."""
+
+    def __init__(self, context, url, token, name, tmp_path):  # not Notebook's: no JupyterLab
+        from playwright.sync_api import Error, TimeoutError
+
+        self.error, self.timeout_error = Error, TimeoutError
+        self.url, self.token = url, token
+        self.name, self.tmp_path, self.arg = name, tmp_path, {"name": name}
+        self.console = []
+        # RISE asks for rise.css and <name>.css next to the notebook: harmless 404s, left out.
+        harmless = ("/files/rise.css", f"/files/{Path(name).stem}.css")
+        self.page = context.new_page()
+        self.page.on("console", lambda message: message.type in ("error", "warning")
+                     and not any(css in message.text for css in harmless)
+                     and self.console.append(f"{message.type}: {message.text}"))
+        self.page.on("pageerror", lambda error: self.console.append(str(error)))
+        self.page.set_default_timeout(WIDGET * 1000)
+        self.page.goto(f"{url}rise/{name}?token={token}")
+        self.wait(f"() => document.querySelector('.reveal.ready') && {PRESENT}",
+                  "reveal.js to show the first slide", START,
+                  seen=lambda: repr(self.page.inner_text("body")[:300]))
+        self.wait_for_kernel("the notebook's kernel to start and go idle", START)
+
+    def api(self, path, method="GET"):
+        request = urllib.request.Request(f"{self.url}api/{path}?token={self.token}",
+                                         method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def session(self):
+        """The server's session of this notebook (opened by the slideshow), or None."""
+        return next((s for s in self.api("sessions") if s["path"] == self.name), None)
+
+    def kernel_state(self):
+        session = self.session()
+        return session and session["kernel"]["execution_state"]
+
+    def wait_for_kernel(self, what, timeout=WIDGET):
+        """Wait until the server reports the kernel of this notebook idle."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.kernel_state() == "idle":
+                return
+            time.sleep(0.2)
+        self.fail(f"timed out after {timeout} s waiting for {what}; instead: kernel state "
+                  f"{self.kernel_state()!r}")
+
+    def close(self):
+        """Shut the kernel down (deleting its session), then close the page."""
+        try:
+            session = self.session()
+            if session:
+                self.api(f"sessions/{session['id']}", method="DELETE")
+        except OSError:
+            pass  # the server shuts the kernel down at the end
+        self.page.close()
+
+    def shown(self) -> str:
+        """The slide shown: reveal.js's hash and the start of its text."""
+        return self.page.evaluate(f"""() => {{
+            const slide = {PRESENT};
+            return location.hash + ' ' + JSON.stringify(slide ? slide.innerText.slice(0, 80) : null);
+        }}""")
+
+    def cell(self, index):
+        """The DOM node of cell ``index``: RISE keeps the cells in notebook order."""
+        return self.page.locator(".reveal .slides .jp-Cell").nth(index)
+
+    def slide_of(self, index):
+        return self.cell(index).evaluate(SLIDE_INDEX)
+
+    def check_math(self):
+        """The slide shown renders its mathematics: MathJax output, visible, and no raw $...$."""
+        found = self.wait(f"""() => {{
+            const slide = {PRESENT};
+            if (!slide) return false;
+            const markdown = Array.from(slide.querySelectorAll('.jp-MarkdownCell'))
+                .filter(cell => getComputedStyle(cell).display !== 'none');
+            const rendered = markdown.every(cell => cell.classList.contains('jp-mod-rendered'));
+            const text = markdown.map(cell => cell.innerText).join('\\n');
+            const math = Array.from(slide.querySelectorAll('mjx-container')).filter(node => {{
+                const box = node.getBoundingClientRect();
+                return box.width > 0 && box.height > 0 && box.top < innerHeight && box.bottom > 0;
+            }});
+            return rendered && math.length && !/\\$[^$\\n]+\\$/.test(text) && math.length;
+        }}""", "the slide's mathematics to render (visible MathJax output, no raw $...$)",
+            seen=lambda: self.shown() + "; MathJax nodes on it: " + str(self.page.evaluate(
+                f"() => {PRESENT}.querySelectorAll('mjx-container').length")))
+        return found
+
+    def forward(self, key):
+        """Press ``key`` once (from the page, not a cell); return the new hash, checked changed."""
+        before = self.page.evaluate("location.hash")
+        self.page.evaluate("document.activeElement && document.activeElement.blur()")
+        self.page.keyboard.press(key)
+        return self.wait("(before) => location.hash !== before && location.hash",
+                         f"{key} to move on from {before}", arg=before, seen=self.shown)
+
+
+def play_the_deck(deck):
+    """Math, skip cells, keyboard navigation to the demo, the demo run live; see the test."""
+    types = slide_types(DECK)
+    demo = next(i for i, _, _, source in code_cells(DECK) if "_explorer(" in source)
+    deck.check(deck.page.locator(".reveal .slides .jp-Cell").count() == len(types),
+               f"the slideshow holds {deck.page.locator('.reveal .slides .jp-Cell').count()} "
+               f"cells, the notebook {len(types)}")
+    deck.check("_explorer(" in deck.cell(demo).inner_text(),
+               f"cell {demo} of the slideshow is not the demo cell")
+
+    # The title slide: its math renders; no cell of slide type skip is shown anywhere.
+    deck.check(deck.page.evaluate("location.hash") in ("", "#/", "#/slide-0-0"),
+               f"the slideshow did not start on the title slide: {deck.shown()}")
+    deck.check_math()
+    shown_skips = deck.page.evaluate("""(skips) => {
+        const cells = document.querySelectorAll('.reveal .slides .jp-Cell');
+        return skips.filter(i => getComputedStyle(cells[i]).display !== 'none');
+    }""", [i for i, kind in enumerate(types) if kind == "skip"])
+    deck.check(not shown_skips, f"cells of slide type skip are shown: {shown_skips}")
+
+    # Forward with the keyboard, Space and ArrowRight in turn, to the slide of the demo: every
+    # press moves (to a slide, a subslide or a fragment), and never back.
+    target, slides, keys = deck.slide_of(demo), [0], ["Space", "ArrowRight"]
+    deck.check(target >= 3, f"the demo is on slide {target}: too close to walk a few slides")
+    for press in range(target + types.count("fragment") + types.count("subslide") + 1):
+        deck.forward(keys[press % 2])
+        slides.append(deck.page.evaluate(f"() => ({SLIDE_INDEX})({PRESENT})"))
+        deck.check(slides[-1] >= slides[-2], f"the keyboard went back: slides {slides}")
+        if slides[-1] == target:
+            break
+    deck.check(slides[-1] == target and len(set(slides)) >= 4,
+               f"the keyboard did not walk slide by slide to the demo's slide {target}: {slides}")
+    deck.check_math()
+
+    # The demo, run live inside the slideshow: Ctrl+Enter in its editor (focus and key press in
+    # one action). Not Shift+Enter: that selects the next cell, and RISE then shows the slide of
+    # the selected cell (here the subslide with the demo's static view). Its first run in this
+    # kernel shows [1]; then its sliders and output, or (the known failure) the text fallback.
+    deck.wait_for_kernel("the kernel to be idle before the demo runs")
+    hash_before = deck.page.evaluate("location.hash")
+    cell = deck.cell(demo)
+    cell.locator(".jp-InputArea-editor .cm-content").press("Control+Enter")
+    state = """(index) => {
+        const cell = document.querySelectorAll('.reveal .slides .jp-Cell')[index];
+        const prompt = cell.querySelector('.jp-InputPrompt').innerText.trim();
+        const sliders = Array.from(cell.querySelectorAll('.widget-slider'))
+            .filter(node => node.getBoundingClientRect().width > 0).length;
+        const output = cell.querySelector('.widget-output img, .widget-output pre');
+        const plain = Array.from(cell.querySelectorAll('.jp-OutputArea-output'))
+            .map(node => node.innerText).find(text => text.startsWith('interactive(')) || null;
+        return {prompt, sliders, output: Boolean(output), plain,
+                 text: cell.querySelector('.jp-Cell-outputArea').innerText};
+    }"""
+    result = deck.wait(f"""(index) => {{
+        const s = ({state})(index);
+        return s.prompt === '[1]:' && ((s.sliders && s.output) || s.plain) && s;
+    }}""", "the demo cell to run ([1]) and show its sliders and output", RUN_ALL, arg=demo,
+        seen=lambda: str(deck.page.evaluate(state, demo)) + "; kernel " + str(deck.kernel_state()))
+    deck.check(deck.page.evaluate("location.hash") == hash_before,
+               f"running the demo moved the slideshow: {deck.shown()}")
+    deck.check(not re.search(r"Traceback|\w+Error:", result["text"]),
+               f"the demo shows an error: {result['text'][:300]!r}")
+    deck.check("rk A = 1, rk V = 1" in result["text"],
+               f"the demo printed no line for its default ranks: {result['text'][:300]!r}")
+    if not result["sliders"] and any(NO_WIDGET_MANAGER in line for line in deck.console):
+        return ("the demo ran live in the slideshow ([1], its line and plot), but its widget "
+                f"shows as text, {result['plain'][:60]!r}...: in the RISE page the widget "
+                "manager does not load ('Shared module @jupyterlab/console doesn't exist': "
+                "jupyterlab_widgets >= 3.0.11 needs @jupyterlab/console, which jupyterlab-rise "
+                "0.43.1 does not share; jupyterlab-contrib/rise issues 119 and 126)")
+    deck.check(result["sliders"] and result["output"],
+               f"the demo shows no live widget: {result['text'][:300]!r}")
+    labels = [label.strip() for label in
+              cell.locator(".widget-slider .widget-label").all_inner_texts()]
+    deck.check(labels == ["rank_A", "rank_V"], f"fiber_explorer's sliders: {labels}")
+    return None
+
+
+def test_a_notebook_plays_as_a_slideshow_with_math_and_a_live_widget(browser, lab, tmp_path):
+    """02 at /rise/: math on the title slide; no skip cell shown; Space and ArrowRight walk
+    slide by slide to the demo's slide (math there too); Ctrl+Enter runs the demo there, which
+    must show its sliders and output without leaving the slide; then the kernel is shut down.
+
+    With jupyterlab-rise 0.43.1 and jupyterlab_widgets 3.0.17 the RISE page cannot load the
+    widget manager, so the widget shows as text: that known failure, and only it, is an xfail,
+    after every other check passed. When widgets render, the test passes as it is.
+    """
+    def attempt(folder):
+        deck = Slideshow(browser, *lab, DECK, folder)
+        try:
+            return play_the_deck(deck)
+        finally:
+            deck.close()
+
+    known_failure = retried(attempt, tmp_path)
+    if known_failure:
+        pytest.xfail(known_failure)
