@@ -1,4 +1,4 @@
-"""Notebook 01: its exercise checks accept the worked solutions, and the solutions notebook passes."""
+"""Notebook 01: its exercise checks accept the worked solutions (nbval runs the solutions notebook)."""
 
 import json
 import re
@@ -9,7 +9,6 @@ from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LESSON = NOTEBOOKS / "01_polynomial_definition.ipynb"
-SOLUTIONS = NOTEBOOKS / "solutions" / "01_polynomial_definition.ipynb"
 
 # each stub's raise, keyed by the start of its message, and the lines of the worked solution
 ANSWERS = {
@@ -59,10 +58,3 @@ def test_lesson_runs_with_the_exercises_solved():
     assert any("monomials per entry: [2, 2]" in text for text in printed)  # exercise 01.1
     assert any("d = 3, t = 3: 46 monomials per entry" in text for text in printed)  # exercise 01.2
 
-
-def test_solutions_notebook_passes_its_checks():
-    nb = nbformat.read(SOLUTIONS, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(SOLUTIONS.parent)}}).execute()
-    last = nb.cells[-1].outputs
-    assert last and last[-1].get("text", "").rstrip().endswith("all checks passed")
