@@ -46,14 +46,15 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, NullLocator
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     ts = np.arange(1, 65)
+    powers = 10 ** np.arange(0, 9)
+    plain = FuncFormatter(lambda value, _: f"{value:,.0f}")
 
     def show(d, d_out, a, t):
         costs = multiplication_counts(d, d_out, a, t)
-        curves = {order: np.array([multiplication_counts(d, d_out, a, int(s))[order] for s in ts])
-                  for order in ("quadratic", "linear")}
+        curves = multiplication_counts(d, d_out, a, ts)  # plain arithmetic: all t in one call
         ties = [int(s) for s in ts[curves["quadratic"] == curves["linear"]]]
         facts = {
             "monomials per output entry": monomials_per_entry(d, t),
@@ -64,13 +65,16 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
             "multiplications, (V X X^T)(A X)": costs["linear"],
             "tokens where both orders cost the same": ties,
         }
-        _, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+        # Redraw cost (target 0.2 s a move): fixed margins instead of a layout engine, fixed
+        # ticks instead of log locators, no minor ticks, no mathtext.
+        _, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={
+            "left": 0.08, "right": 0.97, "bottom": 0.15, "top": 0.9, "wspace": 0.5})
         ax.loglog(ts, curves["quadratic"], color="C3", lw=2.5, label="as written: V X (XᵀAX)")
         ax.loglog(ts, curves["linear"], color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
         ax.plot([t, t], [costs["quadratic"], costs["linear"]], "ko", ms=6, label=f"t = {t}")
         for s in ties:
             ax.axvline(s, color="0.4", ls="--", lw=1)
-            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]), xytext=(4, -22),
+            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]), xytext=(4, -22 if s > 2 else 10),
                         textcoords="offset points", fontsize=12, color="0.25")
         ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)",
                title=f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
@@ -80,19 +84,24 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
                   facts["span dimension of the neuromanifold"], facts["parameters"]]
         bx.barh(labels, values, color=["C2", "C1", "0.6"])
         for y, v in enumerate(values):
-            bx.text(v, y, f" {v:,}", va="center")
+            bx.text(v, y, f" {v:,}", va="center", fontsize=12)
         bx.set_xscale("log")
-        bx.set_xlim(1, 20 * max(values))
+        bx.set_xlim(0.5, 20 * max(values))  # from 0.5: a value of 1 still shows a bar
         bx.invert_yaxis()
-        note = " (t = 1: the degenerate case)" if t == 1 else ""
+        note = ": the degenerate case" if t == 1 else ""
         bx.set_title(f"size of the polynomial at t = {t}{note}")
+        low, high = ax.get_ylim()
+        bar_ticks = powers[powers <= 20 * max(values)]
+        for axis, ticks in ((ax.xaxis, [1, 10]),
+                            (ax.yaxis, powers[(powers >= low) & (powers <= high)]),
+                            (bx.xaxis, bar_ticks[::-(-len(bar_ticks) // 5)])):  # at most 5 labels
+            axis.set_major_locator(FixedLocator(ticks))
+            axis.set_minor_locator(NullLocator())
+            axis.set_major_formatter(plain)
         for axis in (ax, bx):
             axis.tick_params(labelsize=12)
             axis.xaxis.label.set_size(12)
             axis.yaxis.label.set_size(12)
-        for scale in (ax.xaxis, ax.yaxis, bx.xaxis):  # plain labels, no minor log ticks: faster redraws
-            scale.set_minor_locator(NullLocator())
-            scale.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
         plt.show()
         return facts
 
@@ -307,7 +316,8 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
         spec.axhline(found.tolerance, color="0.4", ls="--", lw=1, label="cut (float rank)")
         spec.set(xlabel="singular value number", ylabel="relative size", ylim=(1e-18, 3),
                  title="Scaled singular values: each cliff is a dimension")
-        spec.legend(fontsize=8, loc="lower left")
+        spec.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+        spec.legend(fontsize=10, loc="center left")
         plt.show()
         return facts
 

@@ -53,6 +53,10 @@ pytestmark = [
 # through the app object that --LabApp.expose_app_in_browser puts on window.
 PANEL = ("Array.from(window.jupyterapp.shell.widgets('main'))"
          ".find(w => w.context && w.context.path === name)")
+# JavaScript, with `panel` defined: the execution counts of the code cells, read from their models
+# (a collapsed input, source_hidden, shows no prompt of its own to read them from).
+COUNTS = ("panel.content.widgets.filter(cell => cell.model.type === 'code')"
+          ".map(cell => cell.model.executionCount)")
 KERNEL_IDLE = f"""
     const panel = {PANEL};
     const kernel = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;
@@ -292,17 +296,19 @@ class Notebook:
         # Stored outputs hold widget views whose models are in no kernel ("Error displaying
         # widget: model not found") and stored counts: clear them, so that all checked is new.
         self.menu("Edit", "Clear Outputs of All Cells")
-        self.wait("""({name}) => Array.from(document.querySelectorAll(
-                     '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt'))
-                     .every(p => p.textContent.trim() === '[ ]:')""", "the prompts to clear")
+        self.wait(f"""({{name}}) => {{
+            const panel = {PANEL};
+            return {COUNTS}.every(count => count === null);
+        }}""", "the execution counts to clear")
         self.menu("Run", "Run All Cells")
         # Run All marks every code cell [*] at once; done when none is [*] and the kernel is idle
         # (also when an unexpected error aborted the rest: those cells go back to [ ]).
         return self.wait(f"""({{name}}) => {{
             {KERNEL_IDLE}
-            const prompts = Array.from(panel.node.querySelectorAll('.jp-CodeCell .jp-InputPrompt'))
-                .map(p => p.textContent.trim());
-            return idle && !prompts.includes('[*]:') && prompts.some(p => p !== '[ ]:') && prompts;
+            const pending = Array.from(panel.node.querySelectorAll('.jp-CodeCell .jp-InputPrompt'))
+                .some(p => p.textContent.trim() === '[*]:');
+            const prompts = {COUNTS}.map(count => count === null ? '[ ]:' : `[${{count}}]:`);
+            return idle && !pending && prompts.some(p => p !== '[ ]:') && prompts;
         }}""", "all cells to run and the kernel to go idle", RUN_ALL, seen=self.state)
 
     def state(self) -> str:

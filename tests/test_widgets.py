@@ -5,6 +5,9 @@ from lsa_helpers.widgets import dimension_explorer, fiber_explorer, polynomial_e
 
 
 def test_polynomial_explorer_counts(caplog):
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
     widget = polynomial_explorer()
     facts = set_and_run(widget, caplog)  # the default (6, 4, 2, 8) drawn in notebook 01
     assert facts["tokens where both orders cost the same"] == [6]
@@ -17,9 +20,12 @@ def test_polynomial_explorer_counts(caplog):
     assert facts["tokens where both orders cost the same"] == [6]  # a does not move the tie
     facts = set_and_run(widget, caplog, d=1, d_out=1, a=1, t=1)  # the sliders' lower ends
     assert facts["monomials per output entry"] == 1 and facts["tokens where both orders cost the same"] == [1]
+    bars = plt.gcf().axes[-1]  # a value of 1 still shows a bar on the log axis
+    assert all(b.get_x() + b.get_width() > bars.get_xlim()[0] for b in bars.patches)
     facts = set_and_run(widget, caplog, d=16, d_out=8, a=16, t=64)  # the upper ends
     assert facts["tokens where both orders cost the same"] == [16] and facts["parameters"] == 640
     assert facts["span dimension of the neuromanifold"] == 8 * 16 * 16 * 17 // 2
+    plt.close("all")
 
 
 @pytest.mark.parametrize("rank_A, rank_V, kind", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
