@@ -9,9 +9,9 @@ softmax
 certified
     ``dimension(arch, method="certified", rng=0)`` for lightning architectures of about 100 to
     5,000 parameters: result, samples, time (median of 3 when a run takes < 2 s, else 1 run),
-    the time inside ``jacobian``, the random row combinations and ``exact_rank`` (summed over
-    the adaptive rounds; for the largest architecture also split into the conversion to FLINT
-    and FLINT's rank), and peak memory of the call: the ``tracemalloc`` peak (numpy arrays and
+    the time inside ``jacobian``, in the products mod p of the sketches and echelon updates
+    (``mod_matmul``) and in FLINT (summed over the adaptive rounds), and peak memory of the
+    call: the ``tracemalloc`` peak (numpy arrays and
     Python objects, in a separate run because tracing slows allocation) and the rise of peak
     RSS (which also sees FLINT's matrices, invisible to tracemalloc; Linux only).
 research
@@ -32,9 +32,9 @@ forward
 Run from the repository root: ``make benchmark`` (which runs ``.venv/bin/python benchmarks/run.py``)
 or ``python benchmarks/run.py [--only softmax|certified|research|beyond|forward] [--json PATH]``. Times use
 ``time.perf_counter``; they are only meaningful on a quiet machine, so the load average is printed.
-A full run takes about 12 minutes on 2 cores, 80% of it the certified section's traced runs:
-tracemalloc slows ``exact_rank`` 4-8 fold, as it traces each of the millions of Python ints
-built to fill FLINT's matrices.
+The certified section's traced runs are the slow part of a full run: tracemalloc slows the
+conversions to FLINT several fold, as it traces each of the millions of Python ints built to fill
+FLINT's matrices.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ LADDER = [  # certified section; parameters in the comments
 ]
 CALL_OUT = Architecture((36, 36), (10,))
 INSIDE = [("lsa_helpers.dimension", "jacobian"), ("lsa_helpers.rank", "mod_matmul"),
+          ("lsa_helpers.dimension", "mod_matmul"),  # both bindings add to one "mod_matmul"
           ("lsa_helpers.dimension", "_sketch"), ("lsa_helpers.dimension", "_sketched_rank"),
           ("lsa_helpers.rank", "nmod_matrix")]
 RESEARCH = [Architecture((32,) * 4, (8, 8, 8)), Architecture((48,) * 3, (12, 12))]  # 4608, 6912
