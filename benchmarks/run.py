@@ -59,8 +59,15 @@ import flint
 import numpy as np
 
 import lsa_helpers
-from lsa_helpers import (Architecture, Layer, MultiHead, dimension, layer_forward,
-                         multihead_dimension, random_weights)
+from lsa_helpers import (
+    Architecture,
+    Layer,
+    MultiHead,
+    dimension,
+    layer_forward,
+    multihead_dimension,
+    random_weights,
+)
 
 LADDER = [  # certified section; parameters in the comments
     Architecture((8, 8), (2,)),              # 96
@@ -285,7 +292,7 @@ def bench_beyond():
         records["multihead"].append({"d": d, "heads": heads, "parameters": layer.parameter_count,
                                      "certified": found.certified_dimension, "s": times["wall"]})
         print(f"  {d:>9} {heads:>5} {d // heads:>7} {layer.parameter_count:>6} "
-              f"{str(found.certified_dimension):>9} {times['wall']:8.3f}", flush=True)
+              f"{found.certified_dimension!s:>9} {times['wall']:8.3f}", flush=True)
     print(f"  {'network':<48} {'plain':>6} {'s':>7} {'skip':>6} {'s':>7} {'skip/plain':>10}")
     for widths, ranks in [((8,) * 4, (2, 2, 2)), ((12,) * 4, (3, 3, 3)), ((16,) * 3, (4, 4))]:
         row = {"widths": widths, "ranks": ranks}
@@ -296,8 +303,8 @@ def bench_beyond():
             row[key], row[f"{key}_s"] = found.certified_dimension, times["wall"]
         row["ratio"] = row["skip_s"] / row["plain_s"]
         records["residual"].append(row)
-        print(f"  widths {str(widths):<20} ranks {str(ranks):<14} {str(row['plain']):>6} "
-              f"{row['plain_s']:7.3f} {str(row['skip']):>6} {row['skip_s']:7.3f} "
+        print(f"  widths {widths!s:<20} ranks {ranks!s:<14} {row['plain']!s:>6} "
+              f"{row['plain_s']:7.3f} {row['skip']!s:>6} {row['skip_s']:7.3f} "
               f"{row['ratio']:10.2f}", flush=True)
     import matplotlib
 

@@ -7,7 +7,7 @@ import numbers
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
-__all__ = ["Architecture", "NORMALIZATIONS"]
+__all__ = ["NORMALIZATIONS", "Architecture"]
 
 NORMALIZATIONS = ("lightning", "softmax")
 

@@ -119,7 +119,7 @@ def _reproduce(args) -> str:
         return json.dumps({"experiment": "softmax-conjecture", "seed": args.seed, "rows": records})
     header = list(records[0])
     lines = ["  ".join(f"{h:>18}" for h in header)]
-    lines += ["  ".join(f"{str(rec[h]):>18}" for h in header) for rec in records]
+    lines += ["  ".join(f"{rec[h]!s:>18}" for h in header) for rec in records]
     return "\n".join(lines)
 
 

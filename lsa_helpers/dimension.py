@@ -15,8 +15,15 @@ from .rank import PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents
 from .weights import as_generator, random_inputs, random_weights
 
-__all__ = ["METHODS", "MAX_MEMORY", "Dimension", "check_memory", "dimension", "jacobian_bytes",
-           "memory_estimate"]
+__all__ = [
+    "MAX_MEMORY",
+    "METHODS",
+    "Dimension",
+    "check_memory",
+    "dimension",
+    "jacobian_bytes",
+    "memory_estimate",
+]
 
 METHODS = ("auto", "float", "exact", "certified")
 

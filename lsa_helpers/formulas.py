@@ -7,7 +7,7 @@ from math import comb
 
 from .architecture import Architecture
 
-__all__ = ["Formula", "formula_dimension", "span_dimension", "monomials_per_entry"]
+__all__ = ["Formula", "formula_dimension", "monomials_per_entry", "span_dimension"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,7 @@ import numpy as np
 from .architecture import NORMALIZATIONS
 from .weights import Layer
 
-__all__ = ["ORDERS", "column_softmax", "layer_forward", "forward", "multiplication_counts"]
+__all__ = ["ORDERS", "column_softmax", "forward", "layer_forward", "multiplication_counts"]
 
 ORDERS = ("linear", "quadratic")
 

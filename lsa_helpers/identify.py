@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from .forward import layer_forward
 from .weights import Layer, as_generator, layer_from_attention
 
-__all__ = ["Recovery", "quadric_matrices", "factor_quadric", "recover_layer"]
+__all__ = ["Recovery", "factor_quadric", "quadric_matrices", "recover_layer"]
 
 _STORIES = {
     "curve": "(A, V) up to (lambda A, V / lambda)",

@@ -22,8 +22,13 @@ import sympy
 from .symbolic import symbolic_layer
 from .weights import Layer
 
-__all__ = ["span_coordinates", "symbolic_span_coordinates", "COORDINATE_NAMES",
-           "quartic_invariant", "quartic_value"]
+__all__ = [
+    "COORDINATE_NAMES",
+    "quartic_invariant",
+    "quartic_value",
+    "span_coordinates",
+    "symbolic_span_coordinates",
+]
 
 COORDINATE_NAMES = ("c00_0", "c00_1", "c01_0", "c01_1", "c11_0", "c11_1")
 """The span coordinates of ``(d, d') = (2, 1)``: ``c{i}{p}_{q}``."""

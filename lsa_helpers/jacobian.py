@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -11,7 +11,7 @@ from .forward import column_softmax
 from .rank import check_prime, exact_integers
 from .weights import Layer, check_weights
 
-__all__ = ["jacobian", "check_modulus"]
+__all__ = ["check_modulus", "jacobian"]
 
 _EXACT_LIMIT = 2**53  # float64 holds every integer below this exactly
 
@@ -129,7 +129,7 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
             f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
     red = _identity
     if p is not None:
-        red = lambda x: _residues(x, p)  # noqa: E731
+        red = lambda x: _residues(x, p)
         inputs = red(inputs)
     values = [inputs]
     for layer in weights[:-1]:

@@ -17,8 +17,17 @@ from .rank import PRIME, check_prime, exact_rank
 from .symmetries import _inverse, _kernel, _placer
 from .weights import Layer, _draw, as_generator, checked_shapes
 
-__all__ = ["MultiHead", "Head", "random_heads", "multihead_forward", "permute_heads",
-           "multihead_jacobian", "head_symmetry_tangents", "HeadsDimension", "multihead_dimension"]
+__all__ = [
+    "Head",
+    "HeadsDimension",
+    "MultiHead",
+    "head_symmetry_tangents",
+    "multihead_dimension",
+    "multihead_forward",
+    "multihead_jacobian",
+    "permute_heads",
+    "random_heads",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,7 +177,7 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
     ``J_U = J_V (I kron W^T)`` (from ``dV = U dW + dU W``).
     """
     weights = _check_heads(heads, weights)
-    red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))  # noqa: E731
+    red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))
     if modulus is not None:
         check_modulus(Architecture((heads.d, heads.d_out), (max(heads.ranks + heads.value_ranks),),
                                    tokens=heads.tokens), modulus)

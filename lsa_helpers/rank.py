@@ -7,8 +7,17 @@ import functools
 
 import numpy as np
 
-__all__ = ["PRIME", "CLEAR_GAP", "FloatRank", "RowSpace", "float_rank", "exact_rank",
-           "check_prime", "exact_integers", "mod_matmul"]
+__all__ = [
+    "CLEAR_GAP",
+    "PRIME",
+    "FloatRank",
+    "RowSpace",
+    "check_prime",
+    "exact_integers",
+    "exact_rank",
+    "float_rank",
+    "mod_matmul",
+]
 
 PRIME = 1048573
 """The largest prime below ``2^20``: residues multiply exactly in float64 (``check_modulus``)."""

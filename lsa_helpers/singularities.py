@@ -16,17 +16,17 @@ from .weights import Layer, as_generator, check_weights, random_inputs
 
 __all__ = [
     "SLICE_POSITIONS",
+    "Trajectory",
+    "gradient_descent",
+    "loss_and_gradient",
     "quadratic_factor",
+    "rank_one_layers",
     "slice_coordinates",
     "slice_matrix",
     "slice_position",
-    "value_map_matrix",
-    "rank_one_layers",
-    "tangent_dimension",
     "swap_tangent_dimension",
-    "loss_and_gradient",
-    "Trajectory",
-    "gradient_descent",
+    "tangent_dimension",
+    "value_map_matrix",
 ]
 
 SLICE_POSITIONS = ("inside", "boundary", "outside")

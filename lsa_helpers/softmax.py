@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+from collections.abc import Callable
 from math import log
-from typing import Callable
 
 import numpy as np
 
 from .forward import layer_forward
 from .weights import Layer, as_generator, layer_from_attention
 
-__all__ = ["SoftmaxRecovery", "recover_values", "recover_attention", "recover_softmax_layer"]
+__all__ = ["SoftmaxRecovery", "recover_attention", "recover_softmax_layer", "recover_values"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)

@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import sympy
 
-__all__ = ["SymbolicLayer", "symbolic_layer", "coefficients", "monomial_count", "is_homogeneous"]
+__all__ = ["SymbolicLayer", "coefficients", "is_homogeneous", "monomial_count", "symbolic_layer"]
 
 
 class SymbolicLayer(NamedTuple):

@@ -12,16 +12,16 @@ from .weights import Layer, as_generator, check_weights, random_inputs
 __all__ = [
     "act_attention",
     "act_width",
-    "scale_layers",
-    "rank_one_swap",
+    "degenerate_tangents",
     "fiber_kind",
+    "fiber_tangents",
     "function_distance",
     "is_same_function",
-    "symmetry_tangents",
-    "degenerate_tangents",
+    "rank_one_swap",
+    "scale_layers",
     "sees_parallel_tokens",
+    "symmetry_tangents",
     "width_tangents",
-    "fiber_tangents",
 ]
 
 
@@ -311,7 +311,7 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
     weights = check_weights(arch, weights, modulus=modulus)
     if arch.skip:  # the identity path reaches and reads every direction of every layer
         return np.zeros((0, arch.parameter_count))
-    reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))  # noqa: E731
+    reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))
     rows = [np.zeros((0, arch.parameter_count))]
     place = _placer(arch.layer_shapes, rows)
     reach = np.eye(arch.widths[0])                      # P_{i-1} = V_{i-1} ... V_1

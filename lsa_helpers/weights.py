@@ -12,12 +12,12 @@ from .rank import check_prime, exact_integers
 __all__ = [
     "Layer",
     "as_generator",
-    "random_weights",
-    "random_inputs",
-    "weights_to_vector",
-    "vector_to_weights",
     "check_weights",
     "layer_from_attention",
+    "random_inputs",
+    "random_weights",
+    "vector_to_weights",
+    "weights_to_vector",
 ]
 
 

@@ -11,8 +11,16 @@ from .forward import layer_forward, multiplication_counts
 from .symmetries import fiber_kind, function_distance, rank_one_swap
 from .weights import as_generator, layer_from_attention, random_inputs
 
-__all__ = ["polynomial_explorer", "fiber_explorer", "dimension_explorer", "softmax_explorer",
-           "deep_explorer", "boundary_explorer", "multihead_explorer", "parameter_split_explorer"]
+__all__ = [
+    "boundary_explorer",
+    "deep_explorer",
+    "dimension_explorer",
+    "fiber_explorer",
+    "multihead_explorer",
+    "parameter_split_explorer",
+    "polynomial_explorer",
+    "softmax_explorer",
+]
 
 
 def _sliders(**ranges):

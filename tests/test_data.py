@@ -1,5 +1,4 @@
 import hashlib
-import io
 import re
 import shutil
 

@@ -3,11 +3,27 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (PRIME, Architecture, act_attention, act_width, dimension,
-                         exact_rank, fiber_tangents, float_rank, formula_dimension, jacobian,
-                         random_inputs, random_weights, sees_parallel_tokens, symmetry_tangents,
-                         vector_to_weights, virtual_jacobian, virtual_weights, weights_to_vector,
-                         width_tangents)
+from lsa_helpers import (
+    PRIME,
+    Architecture,
+    act_attention,
+    act_width,
+    dimension,
+    exact_rank,
+    fiber_tangents,
+    float_rank,
+    formula_dimension,
+    jacobian,
+    random_inputs,
+    random_weights,
+    sees_parallel_tokens,
+    symmetry_tangents,
+    vector_to_weights,
+    virtual_jacobian,
+    virtual_weights,
+    weights_to_vector,
+    width_tangents,
+)
 
 WIDE = [  # (widths, ranks, rows of width_tangents): hidden width that is not reached or not read
     ((5, 4, 1), (5, 1), 1 * 5),            # layer 2 reads 2 a_2 + d_2 = 3 forms of R^4

@@ -3,8 +3,15 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (Architecture, Layer, column_softmax, forward, layer_forward,
-                         multiplication_counts, random_weights)
+from lsa_helpers import (
+    Architecture,
+    Layer,
+    column_softmax,
+    forward,
+    layer_forward,
+    multiplication_counts,
+    random_weights,
+)
 
 ARCH = Architecture((4, 3), (2,))
 

@@ -3,9 +3,18 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (Architecture, factor_quadric, fiber_kind, function_distance,
-                         layer_forward, layer_from_attention, quadric_matrices, random_weights,
-                         rank_one_swap, recover_layer)
+from lsa_helpers import (
+    Architecture,
+    factor_quadric,
+    fiber_kind,
+    function_distance,
+    layer_forward,
+    layer_from_attention,
+    quadric_matrices,
+    random_weights,
+    rank_one_swap,
+    recover_layer,
+)
 
 
 def of_rank(rng, rows, cols, rank):

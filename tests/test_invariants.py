@@ -5,8 +5,12 @@ import pytest
 import sympy
 
 from lsa_helpers import Architecture, Layer, dimension, span_dimension
-from lsa_helpers.invariants import (quartic_invariant, quartic_value, span_coordinates,
-                                    symbolic_span_coordinates)
+from lsa_helpers.invariants import (
+    quartic_invariant,
+    quartic_value,
+    span_coordinates,
+    symbolic_span_coordinates,
+)
 
 
 def _weights(rng, d=2, d_out=1, a=2, low=-9, high=10):

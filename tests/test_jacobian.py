@@ -3,8 +3,16 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (PRIME, Architecture, forward, jacobian, random_inputs,
-                         random_weights, vector_to_weights, weights_to_vector)
+from lsa_helpers import (
+    PRIME,
+    Architecture,
+    forward,
+    jacobian,
+    random_inputs,
+    random_weights,
+    vector_to_weights,
+    weights_to_vector,
+)
 
 CASES = [  # (widths, ranks, tokens): t <= d uses the scores form, t > d the re-associated one
     ((3, 2), (2,), 3), ((3, 3, 2), (2, 1), 4), ((2, 3, 4, 2), (2, 3, 1), 2), ((2, 3, 2), (1, 2), 5),

@@ -3,9 +3,17 @@
 import numpy as np
 import pytest
 
-from lsa_helpers import (Head, MultiHead, head_symmetry_tangents, layer_forward,
-                         multihead_dimension, multihead_forward, multihead_jacobian,
-                         permute_heads, random_heads)
+from lsa_helpers import (
+    Head,
+    MultiHead,
+    head_symmetry_tangents,
+    layer_forward,
+    multihead_dimension,
+    multihead_forward,
+    multihead_jacobian,
+    permute_heads,
+    random_heads,
+)
 
 
 def test_parameters_and_counts():

@@ -3,8 +3,17 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (CLEAR_GAP, PRIME, Architecture, dimension, exact_rank, float_rank,
-                         jacobian, random_inputs, random_weights)
+from lsa_helpers import (
+    CLEAR_GAP,
+    PRIME,
+    Architecture,
+    dimension,
+    exact_rank,
+    float_rank,
+    jacobian,
+    random_inputs,
+    random_weights,
+)
 
 
 def with_spectrum(values, rng, rows=12, cols=10):

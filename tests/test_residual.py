@@ -3,9 +3,21 @@
 import numpy as np
 import pytest
 
-from lsa_helpers import (Architecture, act_width, dimension, formula_dimension, forward,
-                         is_same_function, jacobian, random_inputs, random_weights,
-                         scale_layers, symmetry_tangents, weights_to_vector, vector_to_weights)
+from lsa_helpers import (
+    Architecture,
+    act_width,
+    dimension,
+    formula_dimension,
+    forward,
+    is_same_function,
+    jacobian,
+    random_inputs,
+    random_weights,
+    scale_layers,
+    symmetry_tangents,
+    vector_to_weights,
+    weights_to_vector,
+)
 from lsa_helpers.formulas import _one_layer
 
 

@@ -3,9 +3,17 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (Architecture, column_softmax, function_distance, layer_forward,
-                         layer_from_attention, random_weights, recover_attention,
-                         recover_softmax_layer, recover_values)
+from lsa_helpers import (
+    Architecture,
+    column_softmax,
+    function_distance,
+    layer_forward,
+    layer_from_attention,
+    random_weights,
+    recover_attention,
+    recover_softmax_layer,
+    recover_values,
+)
 
 SHAPES = [(1, 1, 1, 2), (2, 1, 2, 3), (3, 2, 2, 3), (4, 4, 1, 2), (5, 3, 5, 4), (6, 2, 3, 8)]
 
@@ -80,7 +88,7 @@ def test_the_lightning_scaling_changes_a_softmax_layer(rng, lam):
 
 def test_recovery_reports_what_is_not_a_softmax_layer(rng):
     layer = random_layer(rng, 3, 2, 2)
-    lightning = lambda X: layer_forward(layer, X)  # noqa: E731
+    lightning = lambda X: layer_forward(layer, X)
     with pytest.raises(ValueError, match=re.escape(
             "black_box is not a softmax self-attention layer with values V: attention weights "
             "outside (0, 1)")):

@@ -3,10 +3,24 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (PRIME, Architecture, Layer, act_attention, act_width, degenerate_tangents,
-                         exact_rank, sees_parallel_tokens,
-                         function_distance, is_same_function, jacobian, random_inputs,
-                         random_weights, rank_one_swap, scale_layers, symmetry_tangents)
+from lsa_helpers import (
+    PRIME,
+    Architecture,
+    Layer,
+    act_attention,
+    act_width,
+    degenerate_tangents,
+    exact_rank,
+    function_distance,
+    is_same_function,
+    jacobian,
+    random_inputs,
+    random_weights,
+    rank_one_swap,
+    scale_layers,
+    sees_parallel_tokens,
+    symmetry_tangents,
+)
 
 DEEP = Architecture((4, 3, 3, 2), (2, 3, 1))
 

@@ -1,7 +1,13 @@
 import numpy as np
 
-from lsa_helpers import (Architecture, forward, random_inputs, random_weights, value_free_forward,
-                         virtual_weights)
+from lsa_helpers import (
+    Architecture,
+    forward,
+    random_inputs,
+    random_weights,
+    value_free_forward,
+    virtual_weights,
+)
 
 
 def test_value_free_network_equals_the_network(rng):

@@ -3,8 +3,15 @@ import re
 import numpy as np
 import pytest
 
-from lsa_helpers import (Architecture, as_generator, check_weights, random_inputs, random_weights,
-                         vector_to_weights, weights_to_vector)
+from lsa_helpers import (
+    Architecture,
+    as_generator,
+    check_weights,
+    random_inputs,
+    random_weights,
+    vector_to_weights,
+    weights_to_vector,
+)
 
 ARCH = Architecture((4, 3, 2), (2, 5))
 
