@@ -311,7 +311,7 @@ def bench_beyond():
     matplotlib.use("Agg")
     from lsa_helpers.widgets import multihead_explorer
 
-    slowest = dict(d=5, d_out=5, heads=5, a=5, rho=5)
+    slowest = {"d": 5, "d_out": 5, "heads": 5, "a": 5, "rho": 5}
     with contextlib.redirect_stdout(None):
         demo = multihead_explorer()
         times, _ = measure(functools.partial(demo.f, **slowest), 3)

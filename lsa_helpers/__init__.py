@@ -4,19 +4,19 @@ The package follows Henry, Marchetti and Kohn, *Geometry of Lightning Self-Atten
 Identifiability and Dimension* (ICLR 2025).
 """
 
-from .architecture import *  # noqa: F401,F403
-from .weights import *  # noqa: F401,F403
-from .forward import *  # noqa: F401,F403
-from .jacobian import *  # noqa: F401,F403
-from .symmetries import *  # noqa: F401,F403
-from .virtual import *  # noqa: F401,F403
-from .rank import *  # noqa: F401,F403
-from .formulas import *  # noqa: F401,F403
-from .dimension import *  # noqa: F401,F403
-from .experiments import *  # noqa: F401,F403
-from .identify import *  # noqa: F401,F403
-from .data import *  # noqa: F401,F403
-from .softmax import *  # noqa: F401,F403
-from .singularities import *  # noqa: F401,F403
-from .multihead import *  # noqa: F401,F403
-from .landscape import *  # noqa: F401,F403
+from .architecture import *
+from .weights import *
+from .forward import *
+from .jacobian import *
+from .symmetries import *
+from .virtual import *
+from .rank import *
+from .formulas import *
+from .dimension import *
+from .experiments import *
+from .identify import *
+from .data import *
+from .softmax import *
+from .singularities import *
+from .multihead import *
+from .landscape import *

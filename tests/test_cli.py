@@ -13,7 +13,7 @@ KEYS = {"widths", "ranks", "normalization", "tokens", "parameters", "formula_dim
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "lsa_helpers", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "lsa_helpers", *args], check=False, capture_output=True,
                           text=True, timeout=120)
 
 

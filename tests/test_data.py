@@ -361,7 +361,7 @@ def test_killing_the_build_leaves_no_worker_behind(tmp_path):
     time.sleep(1)  # the workers are running their initializer by now
     build.send_signal(signal.SIGKILL)
     build.wait(timeout=30)
-    gone, alive = psutil.wait_procs(workers, timeout=15)
+    _gone, alive = psutil.wait_procs(workers, timeout=15)
     for process in alive:
         process.kill()
     assert not alive, f"{len(alive)} workers outlived the killed build"

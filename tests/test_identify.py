@@ -118,7 +118,7 @@ def test_rank_one_case_returns_both_candidates_of_the_swap(rng):
     for A_c, V_c in rec.candidates:
         assert function_distance(arch, [layer_from_attention(A, V)],
                                  [layer_from_attention(A_c, V_c)], rng) < 1e-10
-    (A1, V1), (A2, V2) = rec.candidates
+    (A1, _V1), (A2, _V2) = rec.candidates
     assert not is_multiple(A2, A1)  # two different components of the fiber
     # one candidate is (lambda A, V / lambda); the other is the swap (z q^T, v k^T)
     assert is_multiple(A1, A) != is_multiple(A2, A)

@@ -205,7 +205,7 @@ def test_corner_cases(rng):
 
 def test_tangent_dimension_errors(rng):
     arch = Architecture((3, 2), (3,))
-    one, swapped = rank_one_layers([1, 0, 0], [0, 1, 0], [1, 1], [0, 0, 1], a=3)
+    one, _swapped = rank_one_layers([1, 0, 0], [0, 1, 0], [1, 1], [0, 0, 1], a=3)
     with pytest.raises(ValueError, match=re.escape(
             "layers must have integer weights (ranks are computed exactly mod p)")):
         tangent_dimension(arch, Layer(one.Q / 2, one.K, one.V))
