@@ -13,8 +13,8 @@ KEYS = {"widths", "ranks", "normalization", "tokens", "parameters", "formula_dim
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "lsa_helpers", *args], check=False, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "lsa_helpers", *args], check=False,
+                          capture_output=True, text=True, timeout=120)
 
 
 def test_dimension_json_from_the_command_line():
