@@ -48,7 +48,8 @@ def _gigabytes(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"--max-memory must be a positive number of GB, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"--max-memory must be a positive number of GB, got {text!r}")
     return value * 1e9
 
 

@@ -45,11 +45,12 @@ def _bars(labels, values, colors, *, height: float = 2.6, margin: float = 1.15):
 
 
 def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
-    """Sliders for ``d, d', a, t``: the cost of both orders against ``t``, and the polynomial's size.
+    """Sliders for ``d, d', a, t``: the cost of both orders against ``t``, and the layer's size.
 
     Left, on log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
-    ``t = 1..64`` (``multiplication_counts``), the tokens where they tie marked, the current ``t`` as
-    dots. Right, on a log scale: monomials per output entry, span dimension and parameters. The keywords
+    ``t = 1..64`` (``multiplication_counts``), the tokens where they tie marked, the current ``t``
+    as dots. Right, on a log scale: monomials per output entry, span dimension and parameters. The
+    keywords
     set the sliders' starting values; the callback returns the facts it drew.
     """
     import ipywidgets as w
@@ -82,7 +83,8 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
         ax.plot([t, t], [costs["quadratic"], costs["linear"]], "ko", ms=6, label=f"t = {t}")
         for s in ties:
             ax.axvline(s, color="0.4", ls="--", lw=1)
-            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]), xytext=(4, -22 if s > 2 else 10),
+            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]),
+                        xytext=(4, -22 if s > 2 else 10),
                         textcoords="offset points", fontsize=12, color="0.25")
         ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)",
                title=f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
@@ -403,7 +405,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
         ax.set(xlim=(0, 1.02 * arch.parameter_count), ylim=(-0.5, 0.5), yticks=[])
         ax.set_title(f"widths {arch.widths}, ranks {arch.ranks}: {arch.parameter_count} parameters"
                      f"{split}", fontsize=11)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=10, frameon=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=10,
+                  frameon=False)
         fig.subplots_adjust(bottom=0.42, top=0.84, left=0.03, right=0.97)
         plt.show()
         return facts
@@ -525,7 +528,8 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
 
     def show(d, d_out, heads, a, rho, prediction=0):
         layer = MultiHead(d, d_out, (a,) * heads, (rho,) * heads)
-        params, sym, pairs = layer.parameter_count, layer.symmetry_dimension, len(layer.mixing_pairs)
+        params, sym = layer.parameter_count, layer.symmetry_dimension
+        pairs = len(layer.mixing_pairs)
         expected, span = layer.expected_dimension, layer.span_dimension
         found = multihead_dimension(layer, rng=seed) if params <= certify_up_to else None
         rank = found.rank if found else None
@@ -552,7 +556,8 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
                 left += width
         ax.axvline(span, color="k", ls=":", label=f"span {span}")
         if prediction:
-            ax.axvline(prediction, color="C1", ls="--", lw=2.5, label=f"your prediction {prediction}")
+            ax.axvline(prediction, color="C1", ls="--", lw=2.5,
+                       label=f"your prediction {prediction}")
         verdict = ("enter a prediction first" if not prediction else
                    f"prediction {prediction}: right" if prediction == shown else
                    f"prediction {prediction}: off by {abs(prediction - shown)}")

@@ -5,9 +5,10 @@ temporary copy of ``notebooks/``; Playwright drives Debian's Chromium. For each 
 clears the stored outputs, runs all cells from the Run menu, waits until every prompt shows its
 execution count and the kernel is idle, then checks that only the exercise cells tagged
 ``raises-exception`` show an error (their NotImplementedError) and that the widgets rendered; every
-notebook of the course is run this way. In ``03_dimension`` it also moves the ``a`` slider of ``dimension_explorer`` with the keyboard and
-checks that the printed line and the plot follow. One more test plays ``02`` as a RISE slideshow
-(``/rise/<notebook>``): math, the keyboard walk to the demo's slide, the demo run live there.
+notebook of the course is run this way. In ``03_dimension`` it also moves the ``a`` slider of
+``dimension_explorer`` with the keyboard and checks that the printed line and the plot follow.
+One more test plays ``02`` as a RISE slideshow (``/rise/<notebook>``): math, the keyboard walk to
+the demo's slide, the demo run live there.
 
 Run alone with ``pytest -m browser``. Skipped when ``/usr/bin/chromium`` is absent, except on CI
 (``CI`` set), where ``.ci/run`` installs it and its absence fails. A failed check saves a
@@ -557,7 +558,8 @@ class Slideshow(Notebook):
         """The slide shown: reveal.js's hash and the start of its text."""
         return self.page.evaluate(f"""() => {{
             const slide = {PRESENT};
-            return location.hash + ' ' + JSON.stringify(slide ? slide.innerText.slice(0, 80) : null);
+            return location.hash + ' '
+                + JSON.stringify(slide ? slide.innerText.slice(0, 80) : null);
         }}""")
 
     def cell(self, index):
