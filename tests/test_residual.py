@@ -18,7 +18,6 @@ from lsa_helpers import (
     vector_to_weights,
     weights_to_vector,
 )
-from lsa_helpers.formulas import _one_layer
 
 
 def test_skip_needs_equal_widths_and_a_bool():
@@ -101,10 +100,19 @@ def test_symmetry_tangents_keep_only_per_layer_directions(rng):
 def test_dimension_is_the_sum_of_one_layer_dimensions(widths, ranks, tokens):
     arch = Architecture(widths, ranks, tokens=tokens, skip=True)
     result = dimension(arch, rng=0)
-    expected = sum(_one_layer(widths[0], widths[0], a) for a in ranks)
+    expected = sum(dimension(Architecture(widths[:2], (a,), tokens=tokens), rng=0)
+                   .certified_dimension for a in ranks)
     assert result.certified_dimension == expected == formula_dimension(arch).value
     plain = dimension(Architecture(widths, ranks, tokens=tokens), rng=0).certified_dimension
     assert expected > plain
+
+
+def test_residual_dimensions_by_hand():
+    """min(a, d)(2d - min(a, d)) + d^2 - 1 per block: (2, 2, 2), ranks (1, 1): 6 + 6."""
+    for widths, ranks, expected in [((2, 2, 2), (1, 1), 12), ((2, 2, 2, 2), (1, 1, 1), 18),
+                                    ((3, 3, 3), (1, 3), 30), ((2, 2, 2), (2, 1), 13)]:
+        arch = Architecture(widths, ranks, skip=True)
+        assert dimension(arch, rng=1).certified_dimension == expected
 
 
 def test_softmax_and_one_token_formulas():

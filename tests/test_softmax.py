@@ -6,7 +6,6 @@ import pytest
 from lsa_helpers import (
     Architecture,
     column_softmax,
-    function_distance,
     layer_forward,
     layer_from_attention,
     random_weights,
@@ -76,14 +75,20 @@ def test_recovery_works_when_V_is_rank_one(rng):
 
 
 @pytest.mark.parametrize("lam", [0.5, 2.0, -1.0])
-def test_the_lightning_scaling_changes_a_softmax_layer(rng, lam):
+def test_the_lightning_scaling_is_an_inverse_temperature_for_softmax(rng, lam):
+    """(lambda A, V / lambda): lightning keeps V X X^T A X, softmax turns lambda into an inverse
+    temperature, V X S(lambda X^T A X) / lambda."""
     layer = random_layer(rng, 3, 2, 2)
-    moved = layer_from_attention(lam * layer.attention, layer.V / lam)
-    same = layer_from_attention(layer.attention, layer.V)
-    for normalization, changes in (("lightning", False), ("softmax", True)):
-        arch = Architecture((3, 2), (3,), normalization)
-        assert function_distance(arch, [same], [same], rng) == 0.0
-        assert (function_distance(arch, [same], [moved], rng) > 1e-3) == changes
+    A, V = layer.attention, layer.V
+    moved = layer_from_attention(lam * A, V / lam)
+    X = rng.normal(size=(5, 3, 4))
+    scores = np.swapaxes(X, 1, 2) @ A @ X
+    np.testing.assert_allclose(layer_forward(moved, X), V @ X @ scores, rtol=1e-12)
+    weights = np.exp(lam * scores) / np.exp(lam * scores).sum(axis=1, keepdims=True)
+    softmax = layer_forward(moved, X, normalization="softmax")
+    np.testing.assert_allclose(softmax, V @ X @ weights / lam, rtol=1e-12)
+    original = layer_forward(layer, X, normalization="softmax")
+    assert np.abs(softmax - original).max() > 1e-3 * np.abs(original).max()
 
 
 def test_recovery_reports_what_is_not_a_softmax_layer(rng):
