@@ -421,7 +421,8 @@ def boundary_explorer():
     The student first predicts ``inside`` (attained, ``z`` not parallel to ``k``), ``boundary``
     (the cone ``beta^2 + gamma^2 = alpha^2``, ``z || k``) or ``outside`` (not attained); the verdict
     and the picture (the ``(beta, gamma)``-plane at height ``alpha`` and a meridian plane) appear
-    only after the prediction. The result holds the verdict whether or not a prediction was made.
+    only after the prediction. Moving a slider clears the prediction, so every new point is
+    predicted first. The result holds the verdict whether or not a prediction was made.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -504,6 +505,12 @@ def boundary_explorer():
     sliders["prediction"] = w.ToggleButtons(
         options=[("?", ""), ("inside M", "inside"), ("boundary", "boundary"),
                  ("outside M", "outside")], value="", description="prediction")
+
+    def ask_again(_):
+        sliders["prediction"].value = ""
+
+    for name in ("alpha", "beta", "gamma"):  # observed before the redraw: no stale verdict flashes
+        sliders[name].observe(ask_again, names="value")
     return w.interactive(show, **sliders)
 
 

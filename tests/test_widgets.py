@@ -82,3 +82,22 @@ def test_dimension_explorer(values, expected, caplog, capsys):
         assert "the bounds do not meet" in printed
     assert len(plt.gcf().axes) == 2  # parameters against dimension, and the two bounds
     plt.close("all")
+
+
+def test_boundary_explorer_asks_for_a_prediction_at_every_new_point(caplog):
+    import matplotlib.pyplot as plt
+
+    from lsa_helpers.widgets import boundary_explorer
+
+    plt.close("all")
+    widget = boundary_explorer()
+    prediction = widget.children[3]
+    assert set_and_run(widget, caplog, prediction="inside")["correct"] is True
+    moved = set_and_run(widget, caplog, alpha=1.5)  # beta = 1, gamma = 0: now outside
+    assert prediction.value == "" and moved["prediction"] is None and moved["correct"] is None
+    assert moved["position"] == "outside"
+    assert set_and_run(widget, caplog, prediction="outside")["correct"] is True
+    for name, value in (("beta", 0.5), ("gamma", 1.0)):  # each slider closes the gate again
+        assert set_and_run(widget, caplog, **{name: value})["prediction"] is None
+        set_and_run(widget, caplog, prediction="boundary")
+    plt.close("all")
