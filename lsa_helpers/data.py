@@ -160,13 +160,13 @@ _CONJECTURE_COLUMNS = (
     Column("attention_rank", "int", "a, the same in every layer", minimum=1),
     Column("tokens", "int", "t", minimum=1),
     Column("parameters", "int", "parameters of the network", minimum=1),
-    Column("expected_dimension", "int", "lightning formula + l (the paper's conjecture); empty "
-           "where no formula applies", nullable=True),
+    Column("expected_dimension", "int", "lightning formula + l (what the paper's conjecture "
+           "gives); empty where no formula applies", nullable=True),
     Column("samples", "int", "Gaussian inputs per trial", minimum=1),
     Column("trials", "int", "random points (weights and inputs) tried (one rank each in "
            "`trial_ranks`)", minimum=1),
-    Column("jacobian_rank", "int", "largest float64 Jacobian rank over the trials (the paper "
-           "reports the maximum)"),
+    Column("jacobian_rank", "int", "largest float64 Jacobian rank over the trials (the "
+           "maximum, as in the authors' submission code)"),
     Column("gap", "gap", "singular-value gap of that trial, two significant digits"),
     Column("verdict", "str", "clear when that gap is at least 1e4", choices=_VERDICTS),
     Column("smallest_gap", "gap", "smallest gap over all trials, two significant digits"),

@@ -26,7 +26,7 @@ class ConjectureRow:
 
     @property
     def best(self) -> FloatRank:
-        """The trial of largest rank (the paper reports the maximum over trials)."""
+        """The trial of largest rank (the maximum over trials, as in the authors' submission code)."""
         return max(self.trial_ranks, key=lambda r: (r.rank, r.gap))
 
     @property
@@ -50,8 +50,10 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
 
     For each width ``delta``: ``layers`` softmax layers of widths ``delta``, ranks ``rank``,
     ``tokens`` tokens, ``samples`` Gaussian inputs, ``trials`` random points (``trials_at_10`` at
-    width 10). The expected dimension is the lightning dimension plus ``l`` [paper, conjecture]:
-    25, 40, 57, 76, 97, 120, 145, 172 for widths 3 to 10. Each trial draws from its own child of
+    width 10; 5 and 8 are the authors' submission code). The expected dimension is the lightning
+    dimension plus ``l``, which the conjecture (generic identifiability in the virtual weights
+    ``(M, L)``) gives for these equal widths [paper]: 25, 40, 57, 76, 97, 120, 145, 172 for widths 3
+    to 10. Each trial draws from its own child of
     ``rng``, so the result does not depend on how the trials are spread over the cores.
 
     Examples

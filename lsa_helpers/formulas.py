@@ -14,9 +14,10 @@ __all__ = ["Formula", "formula_dimension", "monomials_per_entry", "span_dimensio
 class Formula:
     """A closed-form dimension: ``value`` (None where none applies), ``status`` and ``reason``.
 
-    ``status`` is ``"paper"`` (a theorem of Henry, Marchetti and Kohn, ICLR 2025),
-    ``"conjecture"`` (the paper's softmax conjecture), ``"derived"`` (worked out for this course
-    and checked by exact ranks), or ``"none"``.
+    ``status`` is ``"paper"`` (a result of Henry, Marchetti and Kohn, ICLR 2025),
+    ``"conjecture"`` (what the paper's deep softmax conjecture, generic identifiability in the
+    virtual weights ``(M, L)``, gives), ``"derived"`` (worked out for this course and checked by
+    exact ranks), or ``"none"``.
     """
 
     value: int | None
@@ -76,8 +77,7 @@ def _lightning(arch: Architecture) -> Formula:
                        "bottleneck: equal hidden widths <= d_0, d_l and a_i <= width")
     if _is_bottleneck(widths, ranks):
         return Formula(_general(widths, ranks), "derived",
-                       "bottleneck formula with a rank-one layer, which the paper's hypotheses "
-                       "may exclude")
+                       "bottleneck formula with a rank-one layer and no later layer of rank >= 2")
     return Formula(_general(widths, ranks), "derived",
                    "effective widths b_i (what reaches and is read from layer i) and ranks "
                    "min(a_i, b_{i-1})")
@@ -87,8 +87,9 @@ def formula_dimension(arch: Architecture) -> Formula:
     """The dimension of the neuromanifold of ``arch`` by formula, or why none applies.
 
     Lightning, one layer [paper]: ``a(2d - a) + d d' - 1`` for ``a <= d``, ``d^2 + d d' - 1`` for
-    ``a >= d``. Deep, under the bottleneck assumption [paper; with a rank ``a_i = 1``, derived],
-    and for general widths [derived]::
+    ``a >= d``. Deep, under the bottleneck hypotheses as the course states them (hidden widths all
+    ``delta <= d_0, d_l``, each ``a_i`` at most the width it acts on) [paper; with a rank
+    ``a_i = 1``, derived], and for general widths [derived]::
 
         sum_i r_i (2 b_{i-1} - r_i) + sum_i b_i b_{i-1} - sum_{i<l} b_i^2 - l
 
@@ -97,8 +98,10 @@ def formula_dimension(arch: Architecture) -> Formula:
     earlier one adds nothing), then, from the last layer back,
     ``b_i = min(b_i, 2 r_{i+1} + b_{i+1})`` (layer ``i+1`` reads only that many linear forms
     of its input: the rows of ``Q``, ``K`` and the part of ``V`` that later layers use).
-    Softmax: the lightning value plus ``l`` (the paper's theorem for one layer, its conjecture
-    for deep networks), also after a rank-one layer, whose softmax output is not rank one; for
+    Softmax: the lightning formula plus ``l``, the dimension of the virtual weights ``(M, L)``
+    (the paper's theorem for one layer; for deep networks what its conjecture, generic
+    identifiability in ``(M, L)``, gives), also after a rank-one layer, whose softmax output is not
+    rank one, so that there it exceeds the lightning dimension plus ``l``; for
     ``t = 1`` the linear map ``V_l ... V_1`` of rank ``b = min d_i``: ``b (d_0 + d_l - b)``
     [derived]. Lightning has no formula for ``t = 1``, nor after an intermediate rank-one layer
     followed by a layer of rank at least two. Residual blocks (``skip=True``, ``t >= 2``): the sum

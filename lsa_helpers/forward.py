@@ -36,8 +36,9 @@ def layer_forward(layer, X, *, normalization: str = "lightning",
     """One layer ``phi_W(X) = V X N(X^T A X)`` with ``A = K^T Q``, batched over leading axes of X.
 
     ``N`` is the identity (lightning) or the column softmax. Lightning with ``order="linear"`` is
-    re-associated as ``(V X X^T)(K^T (Q X))``, which costs ``O(t d^2 + d^3)``;
-    ``order="quadratic"`` forms the ``t x t`` matrix ``X^T A X`` (``O(t^2 d)``), as softmax must.
+    re-associated as ``(V X X^T)(K^T (Q X))``, which costs ``t d (2a + d + d') + d' d^2``
+    multiplications, linear in ``t``; ``order="quadratic"`` forms the ``t x t`` matrix
+    ``X^T A X`` (``O(t^2 d)``), the order used for softmax, which cannot be re-associated.
 
     Examples
     --------

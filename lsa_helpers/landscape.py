@@ -6,8 +6,9 @@ A network trained to **zero loss** on data from a teacher sits at a global minim
 
 Its Hessian is ``H = J^T J + sum_k r_k grad^2 r_k``, with ``J`` the Jacobian of the outputs on the
 training inputs and ``r`` the residuals; at zero loss ``r = 0`` and ``H = J^T J``. So the flat
-directions (the null space of ``H``) number ``parameters - rank J``; with enough inputs
-``rank J = dim M`` and they are the directions of the fiber [derived].
+directions (the null space of ``H``) number ``parameters - rank J``; at a generic zero-loss point
+with enough inputs ``rank J = dim M`` and they are the tangent directions of the fiber, at special
+points (a teacher on the boundary) more [derived].
 """
 
 from __future__ import annotations
@@ -284,10 +285,11 @@ def flat_directions(arch: Architecture, weights, inputs) -> FlatDirections:
     A singular value ``s_i`` of ``J`` counts as zero when ``s_i <= max(J.shape) * eps * s_1``
     (the rule of ``numpy.linalg.matrix_rank``); the eigenvalues of ``H`` are ``s_i^2``. So
     ``flat = parameters - rank J``. With enough inputs ``rank J = dim M`` at a generic point,
-    and the flat directions are the tangent space of the fiber; for the networks where the
-    fiber is the symmetry orbit that is ``sum_i a_i^2 + sum_{i<l} d_i^2 + l`` [derived]. With
-    too few inputs ``rank J < dim M``: extra flat directions, which change the function off the
-    training inputs.
+    and the flat directions are the tangent space of the fiber; where the bottleneck formula
+    applies that is the symmetry count ``sum_i a_i^2 + sum_{i<l} d_i^2 + l``, elsewhere more
+    (widths (3, 3, 3), ranks (1, 3): 24, count 21) [derived]. At special points (a boundary
+    teacher) ``rank J < dim M``, and with too few inputs too: extra flat directions, the latter
+    changing the function off the training inputs.
 
     Raises
     ------

@@ -388,9 +388,9 @@ class Trajectory:
     def rank_one_ratio(self) -> np.ndarray:
         """``max(s_2(A) / s_1(A), s_2(V) / s_1(V))`` per record (a missing ``s_2`` counts as 0).
 
-        Zero exactly at rank-one pairs ``rk A = rk V = 1`` (the singular points of the paper's
-        theorem, apart from the corner case ``a = d' = 1``), small near them; 1 where ``A`` or
-        ``V`` vanishes.
+        Zero exactly at rank-one pairs ``rk A = rk V = 1`` (for ``d >= 2`` and ``a >= d`` singular
+        points [paper]; for ``d = 1`` every point, and none is singular), small near them; 1 where
+        ``A`` or ``V`` vanishes.
         """
         def ratio(s):
             if s.shape[1] < 2:

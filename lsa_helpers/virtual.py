@@ -20,7 +20,7 @@ class VirtualWeights(NamedTuple):
 
 
 def virtual_weights(weights) -> VirtualWeights:
-    """``M_i = P_{i-1}^T K_i^T Q_i P_{i-1}`` and ``L = V_l ... V_1``, where ``P_i = V_i ... V_1``.
+    """``M_i = L_{i-1}^T K_i^T Q_i L_{i-1}`` and ``L = L_l``, with ``L_i = V_i ... V_1``, ``L_0 = I``.
 
     Derived from the paper's virtual weights; :func:`value_free_forward` of the result is the
     original network.
@@ -45,17 +45,19 @@ def value_free_forward(virtual: VirtualWeights, X) -> np.ndarray:
 def virtual_jacobian(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``W -> (M_1, ..., M_l, L)``, shape ``(l d_0^2 + d_l d_0, parameters)`` [derived].
 
-    Forward mode with all parameter directions at once, from ``P_0 = I``, ``P_i = V_i P_{i-1}``,
-    ``M_i = P_{i-1}^T A_i P_{i-1}``, ``L = P_l``::
+    Forward mode with all parameter directions at once, from ``L_0 = I``, ``L_i = V_i L_{i-1}``,
+    ``M_i = L_{i-1}^T A_i L_{i-1}``, ``L = L_l`` (the code calls ``L_i`` ``P``)::
 
-        dA_i = dK_i^T Q_i + K_i^T dQ_i,      dP_i = dV_i P_{i-1} + V_i dP_{i-1},
-        dM_i = dP_{i-1}^T A_i P_{i-1} + P_{i-1}^T dA_i P_{i-1} + P_{i-1}^T A_i dP_{i-1}.
+        dA_i = dK_i^T Q_i + K_i^T dQ_i,      dL_i = dV_i L_{i-1} + V_i dL_{i-1},
+        dM_i = dL_{i-1}^T A_i L_{i-1} + L_{i-1}^T dA_i L_{i-1} + L_{i-1}^T A_i dL_{i-1}.
 
     Rows: the entries of ``M_1, ..., M_l`` and ``L``, each row-major; columns follow
     :func:`~lsa_helpers.weights.weights_to_vector`. With ``modulus=p`` (integer weights) the result
     is exact mod ``p``. Its rank is the dimension of the set of virtual weights; the
-    symmetries ``GL_{a_i}`` and ``GL_{d_i}`` lie in its kernel, so where the paper's theorem holds
-    (the fiber in ``(M, L)`` is an ``l``-dimensional torus) the rank is ``dim + l``.
+    symmetries ``GL_{a_i}`` and ``GL_{d_i}`` lie in its kernel, so where the lightning fiber in
+    ``(M, L)`` is the ``l``-dimensional torus of scalings (no rank-one collapse) the rank is
+    ``dim + l``; a deep softmax network generically one-to-one in ``(M, L)`` (the paper's
+    conjecture) has dimension this rank.
 
     Raises
     ------

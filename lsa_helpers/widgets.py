@@ -260,7 +260,8 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
     the certified lightning dimension and (revealed) the float rank of the softmax network. Right:
     the singular values of both Jacobians (same weights, same inputs, rows and columns scaled as
     in ``float_rank``), whose cliffs sit at the two dimensions. The difference is ``l``: the
-    paper's theorem for one layer, its conjecture for deep networks. The returned facts do not
+    paper's theorem for one layer; for these equal widths what its conjecture (generic
+    identifiability in the virtual weights) gives for deep networks. The returned facts do not
     depend on ``reveal``.
     """
     from math import ceil
