@@ -521,55 +521,69 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
 
     ``d, d_out, heads, a, rho`` (each 1 to 5) set where the sliders start.
 
-    Every head has attention rank ``a`` and value rank ``rho``. Type a prediction of the
-    dimension first; the picture splits the parameter count into the exact rank (the dimension
-    when certified), the known fiber directions (``GL_a``, ``GL_rho`` and one scaling per head,
-    then the head-mixing pairs), the part the span of one-layer functions cuts off, and any
-    remainder the count does not explain, with the prediction as a dashed line. Up to
+    Every head has attention rank ``a`` and value rank ``rho``. Until a prediction of the
+    dimension is typed, only the parameter count shows; then the picture splits it into the exact
+    rank (the dimension when certified), the known fiber directions (``GL_a``, ``GL_rho`` and one
+    scaling per head, then the head-mixing pairs), the part the span of one-layer functions cuts
+    off, and any remainder the count does not explain, with the prediction as a dashed line.
+    Moving a slider clears the prediction, so every new layer is predicted first. Up to
     ``certify_up_to`` parameters the dimension is certified
     (:func:`~lsa_helpers.multihead.multihead_dimension`); beyond, a message and the counts only.
+    The result holds every count whether or not a prediction was made.
     """
+    from functools import lru_cache
+
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
     from .multihead import MultiHead, multihead_dimension
+
+    @lru_cache(maxsize=64)
+    def certify(layer):  # a move that clears the prediction draws twice: certify once
+        return multihead_dimension(layer, rng=seed)
 
     def show(d, d_out, heads, a, rho, prediction=0):
         layer = MultiHead(d, d_out, (a,) * heads, (rho,) * heads)
         params, sym = layer.parameter_count, layer.symmetry_dimension
         pairs = len(layer.mixing_pairs)
         expected, span = layer.expected_dimension, layer.span_dimension
-        found = multihead_dimension(layer, rng=seed) if params <= certify_up_to else None
+        found = certify(layer) if params <= certify_up_to else None
         rank = found.rank if found else None
         facts = {"parameters": params, "GL_a, GL_rho and scalings": sym, "mixing pairs": pairs,
                  "span": span, "expected": expected, "exact rank": rank,
                  "certified": found.certified_dimension if found else None,
                  "prediction": prediction or None}
-        print(f"{layer}:  {params} parameters   symmetries {sym}   mixing pairs {pairs}   "
-              f"span {span}   expected {expected}   exact rank {rank}   "
-              f"certified {facts['certified']}")
+        if not prediction:
+            print(f"{layer}:  {params} parameters\n  Predict first: type the dimension you expect "
+                  "in 'prediction'; the certified dimension and the split appear then.")
+        else:
+            print(f"{layer}:  {params} parameters   symmetries {sym}   mixing pairs {pairs}   "
+                  f"span {span}   expected {expected}   exact rank {rank}   "
+                  f"certified {facts['certified']}")
         if found is None:
             print(f"  {params} parameters: too many to certify in one move (at most "
                   f"{certify_up_to}); the counts only")
         shown = expected if rank is None else rank
-        parts = [(shown, "C2", "dimension" if rank is not None else "expected count"),
-                 (sym, "C0", "GL_a, GL_rho, scalings"), (pairs, "C4", "head mixing"),
-                 (params - sym - pairs - expected, "0.75", "beyond the span"),
-                 (expected - shown, "C3", "not explained")]
+        parts = [(params, "0.75", "parameters")]  # the split only after a prediction
+        if prediction:
+            parts = [(shown, "C2", "dimension" if rank is not None else "expected count"),
+                     (sym, "C0", "GL_a, GL_rho, scalings"), (pairs, "C4", "head mixing"),
+                     (params - sym - pairs - expected, "0.75", "beyond the span"),
+                     (expected - shown, "C3", "not explained")]
         fig, ax = plt.subplots(figsize=(7.5, 2.6), layout="constrained")
         left = 0
         for width, color, label in parts:
             if width > 0:
                 ax.barh([0], [width], left=left, color=color, label=f"{label} {width}")
                 left += width
-        ax.axvline(span, color="k", ls=":", label=f"span {span}")
         if prediction:
+            ax.axvline(span, color="k", ls=":", label=f"span {span}")
             ax.axvline(prediction, color="C1", ls="--", lw=2.5,
                        label=f"your prediction {prediction}")
         verdict = ("enter a prediction first" if not prediction else
                    f"prediction {prediction}: right" if prediction == shown else
                    f"prediction {prediction}: off by {abs(prediction - shown)}")
-        ax.set(yticks=[], xlim=(0, 1.05 * max(params, span, prediction)),
+        ax.set(yticks=[], xlim=(0, 1.05 * max(params, span if prediction else 0, prediction)),
                xlabel=f"the {params} parameters of {heads} head(s)", title=verdict)
         fig.legend(loc="outside lower center", ncol=3, fontsize=10, frameon=False)
         plt.show()
@@ -581,6 +595,12 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
             raise ValueError(f"{name} must be between 1 and 5, got {name}={value}")
     sliders = _sliders(**{name: (1, value, 5) for name, value in start.items()})
     sliders["prediction"] = w.BoundedIntText(value=0, min=0, max=600, description="prediction")
+
+    def ask_again(_):
+        sliders["prediction"].value = 0
+
+    for name in start:  # observed before the redraw: no stale answer flashes
+        sliders[name].observe(ask_again, names="value")
     return w.interactive(show, **sliders)
 
 

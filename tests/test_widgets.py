@@ -101,3 +101,29 @@ def test_boundary_explorer_asks_for_a_prediction_at_every_new_point(caplog):
         assert set_and_run(widget, caplog, **{name: value})["prediction"] is None
         set_and_run(widget, caplog, prediction="boundary")
     plt.close("all")
+
+
+def test_multihead_explorer_shows_the_dimension_only_after_a_prediction(caplog, capsys):
+    import matplotlib.pyplot as plt
+
+    from lsa_helpers.widgets import multihead_explorer
+
+    plt.close("all")
+    widget = multihead_explorer(d=2, d_out=2, heads=1, a=1, rho=1)  # where notebook 07 starts
+    prediction = next(child for child in widget.children if child.description == "prediction")
+    capsys.readouterr()
+    facts = set_and_run(widget, caplog)
+    printed, ax = capsys.readouterr().out, plt.gcf().axes[0]
+    assert (facts["certified"], facts["prediction"]) == (5, None)  # computed, not shown
+    assert "Predict first" in printed and "exact rank" not in printed and " 5" not in printed
+    assert [bar.get_width() for bar in ax.patches] == [8] and not ax.get_lines()
+    set_and_run(widget, caplog, prediction=5)
+    ax = plt.gcf().axes[0]
+    assert "certified 5" in capsys.readouterr().out and ax.get_title() == "prediction 5: right"
+    assert [bar.get_width() for bar in ax.patches] == [5, 3]  # the dimension, then the symmetries
+    moved = set_and_run(widget, caplog, heads=2)  # a new layer closes the gate again
+    assert prediction.value == 0 and moved["prediction"] is None and moved["certified"] == 10
+    assert "exact rank" not in capsys.readouterr().out
+    assert set_and_run(widget, caplog, prediction=10)["prediction"] == 10
+    assert plt.gcf().axes[0].get_title() == "prediction 10: right"
+    plt.close("all")
