@@ -143,8 +143,9 @@ def value_map_matrix(A, inputs) -> np.ndarray:
     """The ``d x (N t)`` matrix ``M_A`` of the linear map ``V -> (V X_n X_n^T A X_n)_n = V M_A``.
 
     ``M_A = [X_1 X_1^T A X_1, ..., X_N X_N^T A X_N]``, so ``V M_A`` lists the outputs
-    ``phi(X_n)`` side by side. For ``A != 0`` the map ``V -> (X -> V X X^T A X)`` is injective
-    [derived]: ``(v . x)(x^T A y)`` is a product of two non-zero polynomials when ``v != 0``. On
+    ``phi(X_n)`` side by side. For ``A != 0`` and ``t >= 2`` the map ``V -> (X -> V X X^T A X)`` is
+    injective [derived]: for two tokens ``x, y``, ``(v . x)(x^T A y)`` is a product of two non-zero
+    polynomials when ``v != 0``. On
     enough generic inputs ``M_A`` then has rank ``d``, and ``||V|| <= ||V M_A|| / s_min(M_A)``:
     this bounds ``V`` by the function, the step of the closedness proof.
 
