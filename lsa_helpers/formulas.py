@@ -88,8 +88,9 @@ def formula_dimension(arch: Architecture) -> Formula:
 
     Lightning, one layer [paper]: ``a(2d - a) + d d' - 1`` for ``a <= d``, ``d^2 + d d' - 1`` for
     ``a >= d``. Deep, under the bottleneck hypotheses as the course states them (hidden widths all
-    ``delta <= d_0, d_l``, each ``a_i`` at most the width it acts on) [paper; with a rank
-    ``a_i = 1``, derived], and for general widths [derived]::
+    ``delta <= d_0, d_l``, each ``a_i`` at most the width it acts on, no layer of rank one before a
+    layer of rank at least two) [paper; with a rank ``a_i = 1``, derived], and for general widths
+    [derived]::
 
         sum_i r_i (2 b_{i-1} - r_i) + sum_i b_i b_{i-1} - sum_{i<l} b_i^2 - l
 
