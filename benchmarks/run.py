@@ -20,7 +20,7 @@ research
     peak RSS, against the limit measured in the same run: converting a random ``n x n`` matrix
     mod p (``n`` = parameters) to FLINT's ``nmod_mat`` and its rank; their ratio.
 beyond
-    notebook 07's computations: ``multihead_dimension`` for the transformer split
+    notebook 08's computations: ``multihead_dimension`` for the transformer split
     ``a = rho = d / h`` (fixed budget) at d = d' = 8 and 16, ``dimension`` of residual networks
     against the same networks without skips (and the ratio), and the slowest setting of
     ``multihead_explorer`` (all five sliders at 5), medians of 3.

@@ -116,7 +116,7 @@ class MultiHead:
 
         Right when the known fiber directions are independent and there are no others: exact
         ranks confirm it for the transformer split ``a_h = rho_h = d / h`` (all ``d, d' <= 8``)
-        and find it off elsewhere, e.g. two heads with ``d = 3, d' = 1, a = 2`` (notebook 07).
+        and find it off elsewhere, e.g. two heads with ``d = 3, d' = 1, a = 2`` (notebook 08).
         """
         free = self.parameter_count - self.symmetry_dimension - len(self.mixing_pairs)
         return min(self.span_dimension, free)

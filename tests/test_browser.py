@@ -40,7 +40,7 @@ DIMENSION = "03_dimension.ipynb"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 START = 180    # seconds: server up; JupyterLab loaded with the notebook's kernel idle
-RUN_ALL = 180  # seconds: all cells of one notebook (one cell of 06 takes 20 s or more)
+RUN_ALL = 180  # seconds: all cells of one notebook (one cell of 07 takes 20 s or more)
 WIDGET = 30    # seconds: any other wait (a menu, a widget rendering or reacting to a slider)
 
 pytestmark = [

@@ -109,7 +109,7 @@ def test_multihead_explorer_shows_the_dimension_only_after_a_prediction(caplog, 
     from lsa_helpers.widgets import multihead_explorer
 
     plt.close("all")
-    widget = multihead_explorer(d=2, d_out=2, heads=1, a=1, rho=1)  # where notebook 07 starts
+    widget = multihead_explorer(d=2, d_out=2, heads=1, a=1, rho=1)  # where notebook 08 starts
     prediction = next(child for child in widget.children if child.description == "prediction")
     capsys.readouterr()
     facts = set_and_run(widget, caplog)
