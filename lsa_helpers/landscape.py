@@ -9,6 +9,9 @@ training inputs and ``r`` the residuals; at zero loss ``r = 0`` and ``H = J^T J`
 directions (the null space of ``H``) number ``parameters - rank J``; at a generic zero-loss point
 with enough inputs ``rank J = dim M`` and they are the tangent directions of the fiber, at special
 points (a teacher on the boundary) more [derived].
+
+Gradient descent of one layer from a small start (:func:`descend_together`, many runs at once) and
+the measurements of its stops (:func:`first_step_below`, :func:`loss_along`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 from .architecture import Architecture
 from .forward import forward
 from .jacobian import jacobian
+from .singularities import Trajectory
 from .weights import (
     Layer,
     as_generator,
@@ -33,12 +37,17 @@ from .weights import (
 
 __all__ = [
     "FlatDirections",
+    "LossMoments",
     "TeacherProblem",
     "TrainingRun",
+    "descend_together",
+    "first_step_below",
     "flat_directions",
     "hessian_at_minimum",
     "hessian_spectrum",
+    "loss_along",
     "loss_hessian",
+    "loss_moments",
     "squared_loss",
     "teacher_problem",
     "train_to_zero_loss",
@@ -311,3 +320,205 @@ def flat_directions(arch: Architecture, weights, inputs) -> FlatDirections:
     eigenvalues = np.zeros(arch.parameter_count)
     eigenvalues[: s.size] = s**2
     return FlatDirections(arch.parameter_count, rank, eigenvalues, Vt[rank:], float(tolerance**2))
+
+
+# --- Gradient descent of one layer, many runs at once ---------------------------------------------
+
+class LossMoments(NamedTuple):
+    """The moments of a training set, in which the mean squared loss of one layer is quadratic in
+    the products ``V_sp A_qr`` (:func:`loss_moments`)."""
+
+    gram: np.ndarray
+    linear: np.ndarray
+    constant: float
+
+
+def _one_layer_data(inputs, targets) -> tuple[np.ndarray, np.ndarray]:
+    X = np.asarray(inputs, dtype=np.float64)
+    Y = np.asarray(targets, dtype=np.float64)
+    if X.ndim != 3 or X.shape[0] < 1:
+        raise ValueError(f"inputs must have shape (N, d, t) with N >= 1, got {X.shape}")
+    if Y.ndim != 3 or Y.shape[0] != X.shape[0] or Y.shape[2] != X.shape[2]:
+        raise ValueError(f"targets must have shape ({X.shape[0]}, d', {X.shape[2]}) (one output "
+                         f"per input), got {Y.shape}")
+    return X, Y
+
+
+def loss_moments(inputs, targets) -> LossMoments:
+    """The moments ``(G, h, c)`` of a training set for one layer ``phi(X) = V X X^T A X``.
+
+    With ``F_nj[p, q, r] = (X_n X_n^T)_pq (X_n)_rj``, so that
+    ``phi_W(X_n)_sj = sum_pqr V_sp A_qr F_nj[p, q, r]``, and ``b_s[p, q, r] = V_sp A_qr``::
+
+        L(W) = (1/2N) sum_n ||phi_W(X_n) - Y_n||^2 = 1/2 sum_s b_s^T G b_s - sum_s h_s^T b_s + c/2,
+        G = (1/N) sum_nj F_nj F_nj^T,  h_s = (1/N) sum_nj Y_n[s, j] F_nj,  c = (1/N) sum_n |Y_n|^2.
+
+    ``G`` has shape ``(d^3, d^3)``, ``h`` shape ``(d', d^3)``: their size does not depend on ``N``.
+
+    Raises
+    ------
+    ValueError
+        If ``inputs`` is not of shape ``(N, d, t)`` or ``targets`` not of shape ``(N, d', t)``.
+
+    Examples
+    --------
+    >>> moments = loss_moments(np.ones((5, 2, 3)), np.zeros((5, 1, 3)))
+    >>> moments.gram.shape, moments.linear.shape, moments.constant
+    ((8, 8), (1, 8), 0.0)
+    """
+    X, Y = _one_layer_data(inputs, targets)
+    N, d, t = X.shape
+    C = X @ np.swapaxes(X, 1, 2)
+    F = np.einsum("npq,nrj->njpqr", C, X).reshape(N, t, d**3)
+    return LossMoments(np.einsum("nji,njk->ik", F, F) / N, np.einsum("nsj,nji->si", Y, F) / N,
+                       float(np.sum(Y**2)) / N)
+
+
+def _stacked_starts(starts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    try:
+        Q, K, V = (np.array([np.asarray(layer[i], dtype=np.float64) for layer in starts])
+                   for i in range(3))
+    except (TypeError, ValueError, IndexError):
+        Q = K = V = np.empty(0)
+    if Q.ndim != 3 or len(Q) == 0 or K.shape != Q.shape or V.ndim != 3 or V.shape[2] != Q.shape[2]:
+        raise ValueError("starts must be a non-empty sequence of layers (Q, K, V) of one shape, "
+                         "Q and K (a, d) and V (d', d)")
+    return Q, K, V
+
+
+def _stacked_moments(moments, count: int, d: int, d_out: int):
+    if isinstance(moments, LossMoments):
+        moments = [moments]
+    moments = list(moments)
+    if len(moments) not in (1, count) or not all(isinstance(m, LossMoments) for m in moments):
+        raise ValueError(f"moments must be one LossMoments or one per start ({count}), "
+                         f"got {len(moments)} item(s)")
+    G = np.array([m.gram for m in moments])
+    h = np.array([m.linear for m in moments])
+    if G.shape[1:] != (d**3, d**3) or h.shape[1:] != (d_out, d**3):
+        raise ValueError(f"moments must be those of a training set with d = {d}, d' = {d_out}, "
+                         f"got gram {G.shape[1:]} and linear {h.shape[1:]}")
+    return G, h, np.array([m.constant for m in moments])
+
+
+def descend_together(starts, moments, *, learning_rate: float, steps: int,
+                     record_every: int = 1) -> tuple[Trajectory, ...]:
+    """:func:`~lsa_helpers.singularities.gradient_descent` of many one-layer students at once.
+
+    Student ``k`` starts at ``starts[k]`` and descends ``W <- W - learning_rate * grad L_k(W)`` on
+    the mean squared loss of ``moments[k]`` (one :class:`LossMoments` for every student, or one
+    each). The loss and its gradient come from the moments: with ``g_s = G b_s - h_s``,
+
+        grad_V[s, p] = sum_qr g_s[p, q, r] A_qr,    grad_A[q, r] = sum_sp g_s[p, q, r] V_sp,
+        grad_Q = K grad_A,    grad_K = Q grad_A^T,
+
+    so a step costs the same for every number of training inputs, and all students share one
+    loop. Losses below about ``1e-15 c`` are rounding (the quadratic form cancels there).
+
+    Returns
+    -------
+    tuple of Trajectory
+        One per start, recorded every ``record_every`` steps and after the last one.
+
+    Raises
+    ------
+    ValueError
+        If the starts are not layers of one shape, the moments do not fit them, ``learning_rate``
+        is not positive, ``steps`` or ``record_every`` is not a positive integer, or a loss stops
+        being finite (the learning rate is too large for that start).
+
+    Examples
+    --------
+    >>> X = np.ones((1, 1, 1))
+    >>> runs = descend_together([Layer(*np.ones((3, 1, 1)))] * 2, loss_moments(X, 2 * X),
+    ...                         learning_rate=0.1, steps=200, record_every=100)
+    >>> runs[1].steps.tolist(), round(float(runs[1].losses[-1]), 12)
+    ([0, 100, 200], 0.0)
+    """
+    Q, K, V = _stacked_starts(starts)
+    count, _, d = Q.shape
+    d_out = V.shape[1]
+    G, h, c = _stacked_moments(moments, count, d, d_out)
+    if not isinstance(learning_rate, (int, float)) or not 0 < learning_rate < np.inf:
+        raise ValueError(f"learning_rate must be a positive number, "
+                         f"got learning_rate={learning_rate!r}")
+    for name, value in (("steps", steps), ("record_every", record_every)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    records = []
+    for step in range(steps + 1):
+        with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported below
+            A = np.swapaxes(K, 1, 2) @ Q
+            b = (V[:, :, :, None] * A.reshape(count, 1, 1, d * d)).reshape(count, d_out, d**3)
+            Gb = b @ G                                      # G is symmetric: row s is G b_s
+            losses = 0.5 * np.einsum("ksi,ksi->k", b, Gb - 2 * h) + 0.5 * c
+        if not np.all(np.isfinite(losses)):
+            raise ValueError(f"learning_rate={learning_rate} is too large: the loss of start "
+                             f"{int(np.argmin(np.isfinite(losses)))} diverged at step {step}")
+        if step % record_every == 0 or step == steps:
+            records.append((step, losses, Q, K, V))         # each step makes new arrays
+        if step < steps:
+            g = (Gb - h).reshape(count, d_out, d, d, d)
+            grad_V = np.einsum("kspqr,kqr->ksp", g, A)
+            grad_A = np.einsum("kspqr,ksp->kqr", g, V)
+            Q, K, V = (Q - learning_rate * (K @ grad_A),
+                       K - learning_rate * (Q @ np.swapaxes(grad_A, 1, 2)),
+                       V - learning_rate * grad_V)
+    recorded_steps = np.array([r[0] for r in records])
+    losses = np.array([r[1] for r in records])
+    return tuple(Trajectory(recorded_steps, losses[:, k],
+                            tuple(Layer(r[2][k], r[3][k], r[4][k]) for r in records),
+                            float(learning_rate)) for k in range(count))
+
+
+def first_step_below(run: Trajectory, fraction: float) -> int | None:
+    """The first recorded step at which the loss is below ``fraction`` times the initial loss.
+
+    ``None`` if the run never gets there. With ``fraction = 0.9`` this is when a run from a small
+    start leaves the zero function.
+
+    Raises
+    ------
+    ValueError
+        If ``fraction`` is not a positive number.
+
+    Examples
+    --------
+    >>> X = np.ones((1, 1, 1))
+    >>> runs = descend_together([Layer(*np.full((3, 1, 1), s)) for s in (0.2, 0.1, 0.05)],
+    ...                         loss_moments(X, X), learning_rate=0.1, steps=100, record_every=10)
+    >>> [first_step_below(run, 0.9) for run in runs]
+    [30, 80, None]
+    """
+    if not isinstance(fraction, (int, float)) or isinstance(fraction, bool) or not fraction > 0:
+        raise ValueError(f"fraction must be a positive number, got fraction={fraction!r}")
+    below = np.flatnonzero(np.asarray(run.losses) < fraction * run.losses[0])
+    return int(run.steps[below[0]]) if below.size else None
+
+
+def loss_along(run: Trajectory, inputs, targets) -> np.ndarray:
+    """The loss ``(1/2N) sum_n ||phi_W(X_n) - Y_n||^2`` at every record of a one-layer run.
+
+    On any inputs, e.g. held-out ones; computed from the forward map, not from moments.
+
+    Raises
+    ------
+    ValueError
+        If the shapes of the inputs or targets do not fit the run's layer.
+
+    Examples
+    --------
+    >>> X = np.ones((1, 1, 1))
+    >>> run = descend_together([Layer(*np.ones((3, 1, 1)))], loss_moments(X, 2 * X),
+    ...                        learning_rate=0.1, steps=200, record_every=100)[0]
+    >>> loss_along(run, 2 * X, 16 * X).round(12).tolist()      # learned phi(x) = 2 x^3
+    [32.0, 0.0, 0.0]
+    """
+    X, Y = _one_layer_data(inputs, targets)
+    Q, K, V = (np.array([layer[i] for layer in run.weights]) for i in range(3))
+    if X.shape[1] != Q.shape[2] or Y.shape[1] != V.shape[1]:
+        raise ValueError(f"inputs and targets must have shapes (N, {Q.shape[2]}, t) and "
+                         f"(N, {V.shape[1]}, t) for this run, got {X.shape} and {Y.shape}")
+    A = np.swapaxes(K, 1, 2) @ Q
+    phi = np.einsum("rsp,npq,rqk,nkj->rnsj", V, X @ np.swapaxes(X, 1, 2), A, X, optimize=True)
+    return 0.5 * np.sum((phi - Y) ** 2, axis=(1, 2, 3)) / len(X)

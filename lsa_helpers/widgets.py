@@ -20,6 +20,7 @@ __all__ = [
     "parameter_split_explorer",
     "polynomial_explorer",
     "softmax_explorer",
+    "training_explorer",
 ]
 
 
@@ -664,3 +665,123 @@ def parameter_split_explorer(*, seed: int = 0):
         return facts
 
     return w.interactive(show, **_sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
+
+
+def training_explorer(inputs, targets, direction, held_out, *,
+                      scales=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3), input_counts=(2, 4, 16, 64),
+                      learning_rate: float = 0.03, steps: int = 3000, record_every: int = 10):
+    """Sliders for the initial ``scale``, the student's attention rank ``a`` and the number of
+    training ``inputs``: one layer trained by gradient descent from ``scale * direction``.
+
+    ``direction`` is a layer whose ``Q, K`` have as many rows as the largest ``a``; the student of
+    rank ``a`` starts from their first ``a`` rows and zeros below them (zero rows of ``Q`` and ``K``
+    stay zero: ``grad_Q = K G_A``, ``grad_K = Q G_A^T``). The training set is the first ``N`` pairs
+    of ``inputs, targets``; ``held_out = (X, Y)`` tests the learned function on other inputs. Every
+    setting is trained once, together, when the widget is built
+    (:func:`~lsa_helpers.landscape.descend_together`); a move only draws. Left: training and
+    held-out loss over their values at step 0. Right: singular values of ``A = K^T Q`` and ``V``,
+    shaded where the loss is above 90 % of its start (near the zero function) and where the
+    rank-one ratio is below 0.01 after the loss has halved (near a rank-one function). Returns the
+    facts it prints.
+    """
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+
+    from .landscape import descend_together, first_step_below, loss_along, loss_moments
+    from .weights import Layer
+
+    Q, K, V = (np.asarray(m, dtype=np.float64) for m in direction)
+    if Q.ndim != 2 or K.shape != Q.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
+        raise ValueError("direction must be a layer (Q, K, V), Q and K (a, d) and V (d', d), "
+                         f"got shapes {Q.shape}, {K.shape}, {V.shape}")
+    counts = tuple(input_counts)
+    if not counts or not all(isinstance(n, int) and 1 <= n <= len(inputs) for n in counts):
+        raise ValueError(f"input_counts must be integers from 1 to {len(inputs)} (the inputs "
+                         f"given), got input_counts={input_counts!r}")
+    if not scales or not all(isinstance(s, (int, float)) and s > 0 for s in scales):
+        raise ValueError(f"scales must be positive numbers, got scales={scales!r}")
+    moments = {n: loss_moments(inputs[:n], targets[:n]) for n in counts}
+    settings = [(s, a, n) for s in scales for a in range(1, len(Q) + 1) for n in counts]
+    rows = np.arange(len(Q))[:, None]
+    starts = [Layer(s * np.where(rows < a, Q, 0.0), s * np.where(rows < a, K, 0.0), s * V)
+              for s, a, n in settings]
+    runs = dict(zip(settings, descend_together(
+        starts, [moments[n] for _, _, n in settings], learning_rate=learning_rate, steps=steps,
+        record_every=record_every)))
+    held_inputs, held_targets = held_out
+    cache = {}
+
+    def shown(x):
+        return f"{x:.0e}" if x >= 1e-12 else "<1e-12"  # below: rounding, not learning
+
+    def measure(setting):
+        if setting not in cache:
+            run = runs[setting]
+            held = loss_along(run, held_inputs, held_targets)
+            train, held = run.losses / run.losses[0], held / held[0]
+            ratio = run.rank_one_ratio
+            learned = train < 0.5
+            s_A, s_V = (np.linalg.svd(np.array([f(layer) for layer in run.weights]),
+                                      compute_uv=False)   # all records in one call
+                        for f in (lambda layer: layer.K.T @ layer.Q, lambda layer: layer.V))
+            cache[setting] = dict(
+                run=run, train=train, held=held, ratio=ratio, s_A=s_A, s_V=s_V,
+                near_zero=train > 0.9,
+                near_rank_one=learned & (ratio < 0.01),
+                facts={"scale": setting[0], "a": setting[1], "inputs": setting[2],
+                       "left zero at step": first_step_below(run, 0.9),
+                       "closest rank-one ratio": float(ratio[learned].min()) if learned.any()
+                       else None,
+                       "final training loss": float(train[-1]),
+                       "final held-out loss": float(held[-1]),
+                       "final s(A)": tuple(round(float(x), 3) for x in s_A[-1])})
+        return cache[setting]
+
+    def show(scale, a, inputs):
+        m = measure((scale, a, inputs))
+        facts, run = m["facts"], m["run"]
+        print(f"scale {scale:g}, a = {a}, {inputs} training inputs "
+              f"({steps} steps of gradient descent, learning rate {learning_rate:g})")
+        left = facts["left zero at step"]
+        print(f"  left the zero function (loss below 90 % of its start) at step {left}" if left
+              is not None else f"  still near the zero function after {steps} steps")
+        if facts["closest rank-one ratio"] is not None:
+            print(f"  closest rank-one ratio once the loss has halved: "
+                  f"{facts['closest rank-one ratio']:.0e}")
+        print(f"  at step {steps}: training loss {shown(facts['final training loss'])}, held-out "
+              f"loss {shown(facts['final held-out loss'])} of their starts; s(A) = "
+              + ", ".join(f"{x:.2f}" for x in facts["final s(A)"]))
+        fig, (left_ax, right_ax) = plt.subplots(1, 2, figsize=(11, 3.6))
+        for ax in (left_ax, right_ax):
+            for where, color, label in ((m["near_zero"], "0.6", "near the zero function"),
+                                        (m["near_rank_one"], "C1", "near a rank-one function")):
+                ax.fill_between(run.steps, 0, 1, where=where, color=color, alpha=0.25, lw=0,
+                                transform=ax.get_xaxis_transform(), label=label)
+        left_ax.semilogy(run.steps, np.maximum(m["train"], 1e-12), "k", label="training loss")
+        left_ax.semilogy(run.steps, np.maximum(m["held"], 1e-12), "C3--", label="held-out loss")
+        left_ax.set(xlabel="step", ylim=(1e-12, 10), title="loss / loss at step 0")
+        left_ax.legend(fontsize=8, loc="lower left")
+        # plain Unicode labels keep a move fast (mathtext is slow)
+        for j, color in enumerate(("C0", "C2", "C4")[: m["s_A"].shape[1]]):
+            right_ax.semilogy(run.steps, np.maximum(m["s_A"][:, j], 1e-6), color=color,
+                              label=f"s{j + 1}(A)")
+        for j, color in enumerate(("C1", "C3")[: m["s_V"].shape[1]]):
+            right_ax.semilogy(run.steps, np.maximum(m["s_V"][:, j], 1e-6), color=color, ls="--",
+                              label=f"s{j + 1}(V)")
+        right_ax.set(xlabel="step", ylim=(1e-4, 10), title="singular values of A = KᵀQ and V")
+        right_ax.legend(fontsize=8, loc="lower right", ncol=2)
+        fig.suptitle(f"scale {scale:g}, a = {a}, N = {inputs}", fontsize=11)
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.14, top=0.84, wspace=0.2)
+        plt.show()
+        return facts
+
+    default_scale = 0.01 if 0.01 in scales else scales[0]
+    sliders = {
+        "scale": w.SelectionSlider(options=[(f"{s:g}", s) for s in scales], value=default_scale,
+                                   description="scale", continuous_update=False),
+        "a": w.IntSlider(value=min(len(Q), Q.shape[1]), min=1, max=len(Q), description="a",
+                         continuous_update=False),
+        "inputs": w.SelectionSlider(options=list(counts), value=max(counts), description="inputs",
+                                    continuous_update=False),
+    }
+    return w.interactive(show, **sliders)

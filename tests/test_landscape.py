@@ -125,3 +125,125 @@ def test_bad_input_gets_a_clear_error(call, message):
     problem = teacher_problem(arch, 3, SEED)
     with pytest.raises(ValueError, match=message):
         call(arch, problem)
+
+
+# --- Gradient descent of one layer, many runs at once ---------------------------------------------
+
+from lsa_helpers import Layer, gradient_descent, layer_forward, loss_and_gradient  # noqa: E402
+from lsa_helpers.landscape import (  # noqa: E402
+    LossMoments,
+    descend_together,
+    first_step_below,
+    loss_along,
+    loss_moments,
+)
+
+
+def one_layer_problem(d=3, d_out=2, a=3, t=3, count=12, seed=SEED):
+    rng = np.random.default_rng(seed)
+    teacher = Layer(*(0.5 * rng.normal(size=shape) for shape in ((a, d), (a, d), (d_out, d))))
+    X = rng.normal(size=(count, d, t)) / np.sqrt(d)
+    direction = Layer(*(0.5 * rng.normal(size=shape) for shape in ((a, d), (a, d), (d_out, d))))
+    return X, layer_forward(teacher, X), direction
+
+
+@pytest.mark.parametrize("d, d_out, a, t", [(3, 2, 3, 3), (2, 3, 1, 4)])
+def test_the_moments_give_the_loss(d, d_out, a, t):
+    X, Y, direction = one_layer_problem(d, d_out, a, t)
+    G, h, c = loss_moments(X, Y)
+    A = direction.K.T @ direction.Q
+    b = (direction.V[:, :, None] * A.reshape(1, 1, -1)).reshape(d_out, -1)   # b_s = v_s (x) A
+    quadratic = 0.5 * np.einsum("si,ij,sj->", b, G, b) - np.sum(h * b) + 0.5 * c
+    assert np.isclose(quadratic, loss_and_gradient(direction, X, Y)[0], rtol=1e-12)
+    assert np.allclose(G, G.T) and np.all(np.linalg.eigvalsh(G) > -1e-12 * np.abs(G).max())
+
+
+def test_descending_together_is_gradient_descent():
+    X, Y, direction = one_layer_problem()
+    starts = [Layer(*(s * w for w in direction)) for s in (0.05, 0.3, 0.3)]
+    moments = [loss_moments(X, Y), loss_moments(X, Y), loss_moments(X[:4], Y[:4])]
+    runs = descend_together(starts, moments, learning_rate=0.01, steps=400, record_every=50)
+    for start, data, run in zip(starts, [(X, Y), (X, Y), (X[:4], Y[:4])], runs):
+        alone = gradient_descent(start, *data, learning_rate=0.01, steps=400, record_every=50)
+        assert np.array_equal(run.steps, alone.steps)
+        assert np.allclose(run.losses, alone.losses, rtol=1e-9, atol=1e-12 * alone.losses[0])
+        for mine, theirs in zip(run.weights, alone.weights):
+            assert all(np.allclose(u, v, rtol=1e-8, atol=1e-10) for u, v in zip(mine, theirs))
+    assert runs[0].losses[-1] != runs[1].losses[-1] != runs[2].losses[-1]
+
+
+def test_zero_rows_of_q_and_k_stay_zero():
+    X, Y, direction = one_layer_problem()
+    rows = np.arange(3)[:, None]
+    padded = Layer(np.where(rows < 1, direction.Q, 0.0), np.where(rows < 1, direction.K, 0.0),
+                   direction.V)
+    narrow = Layer(direction.Q[:1], direction.K[:1], direction.V)
+    moments = loss_moments(X, Y)
+    run, = descend_together([padded], moments, learning_rate=0.02, steps=300, record_every=100)
+    alone, = descend_together([narrow], moments, learning_rate=0.02, steps=300, record_every=100)
+    assert all(not layer.Q[1:].any() and not layer.K[1:].any() for layer in run.weights)
+    assert np.allclose(run.losses, alone.losses, rtol=1e-12)
+
+
+def test_a_cubic_start_leaves_zero_after_about_one_over_its_scale():
+    # phi = Q K V x^3, target x^3 at x = 1: with Q = K = V = s the step is s += lr s^2 (1 - s^3),
+    # the flow ds/dt = lr s^2 leaves s_0 after 1 / (lr s_0) - 1 / (lr s) steps
+    X, lr = np.ones((1, 1, 1)), 0.1
+    scales = (0.005, 0.01, 0.02)
+    runs = descend_together([Layer(*np.full((3, 1, 1), s)) for s in scales], loss_moments(X, X),
+                            learning_rate=lr, steps=3000, record_every=1)
+    s_end = (1 - np.sqrt(0.9)) ** (1 / 3)                        # loss = 0.9 loss(0) there
+    for s, run in zip(scales, runs):
+        predicted = 1 / (lr * s) - 1 / (lr * s_end)
+        assert abs(first_step_below(run, 0.9) - predicted) < 0.02 * predicted
+
+
+def test_first_step_below_and_the_loss_along_a_run():
+    X, Y, direction = one_layer_problem(count=16)
+    run, = descend_together([Layer(*(0.1 * w for w in direction))], loss_moments(X[:8], Y[:8]),
+                            learning_rate=0.02, steps=600, record_every=20)
+    step = first_step_below(run, 0.5)
+    index = int(np.flatnonzero(run.steps == step)[0])
+    assert run.losses[index] < 0.5 * run.losses[0] <= run.losses[index - 1]
+    assert first_step_below(run, 1e-300) is None
+    held = loss_along(run, X[8:], Y[8:])                          # the forward map, not moments
+    direct = [loss_and_gradient(layer, X[8:], Y[8:])[0] for layer in run.weights]
+    assert np.allclose(held, direct, rtol=1e-12)
+    assert np.allclose(loss_along(run, X[:8], Y[:8]), run.losses, rtol=1e-9)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda X, Y, L: loss_moments(X[0], Y), r"inputs must have shape \(N, d, t\) with N >= 1"),
+    (lambda X, Y, L: loss_moments(X, Y[:2]), r"targets must have shape \(12, d', 3\)"),
+    (lambda X, Y, L: descend_together([], loss_moments(X, Y), learning_rate=0.1, steps=1),
+     "starts must be a non-empty sequence of layers"),
+    (lambda X, Y, L: descend_together([L, Layer(L.Q[:1], L.K[:1], L.V)], loss_moments(X, Y),
+                                      learning_rate=0.1, steps=1), "of one shape"),
+    (lambda X, Y, L: descend_together([L], [loss_moments(X, Y)] * 2, learning_rate=0.1, steps=1),
+     r"moments must be one LossMoments or one per start \(1\), got 2 item\(s\)"),
+    (lambda X, Y, L: descend_together([L], loss_moments(X[:, :2], Y), learning_rate=0.1, steps=1),
+     "moments must be those of a training set with d = 3, d' = 2"),
+    (lambda X, Y, L: descend_together([L], loss_moments(X, Y), learning_rate=0, steps=1),
+     "learning_rate must be a positive number, got learning_rate=0"),
+    (lambda X, Y, L: descend_together([L], loss_moments(X, Y), learning_rate=0.1, steps=0),
+     "steps must be a positive integer, got steps=0"),
+    (lambda X, Y, L: descend_together([L], loss_moments(X, Y), learning_rate=0.1, steps=2,
+                                      record_every=True), "record_every must be a positive integer"),
+    (lambda X, Y, L: descend_together([Layer(*(30 * w for w in L))], loss_moments(X, Y),
+                                      learning_rate=1.0, steps=50),
+     r"learning_rate=1.0 is too large: the loss of start 0 diverged at step \d+"),
+    (lambda X, Y, L: first_step_below(descend_together([L], loss_moments(X, Y), learning_rate=0.1,
+                                                       steps=1)[0], 0), "fraction must be a positive"),
+    (lambda X, Y, L: loss_along(descend_together([L], loss_moments(X, Y), learning_rate=0.1,
+                                                 steps=1)[0], X[:, :2], Y),
+     r"inputs and targets must have shapes \(N, 3, t\) and \(N, 2, t\) for this run"),
+])
+def test_descent_bad_input_gets_a_clear_error(call, message):
+    X, Y, direction = one_layer_problem()
+    with pytest.raises(ValueError, match=message):
+        call(X, Y, direction)
+
+
+def test_loss_moments_are_a_named_value():
+    moments = loss_moments(*one_layer_problem()[:2])
+    assert isinstance(moments, LossMoments) and moments.constant > 0

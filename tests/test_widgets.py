@@ -127,3 +127,71 @@ def test_multihead_explorer_shows_the_dimension_only_after_a_prediction(caplog, 
     assert set_and_run(widget, caplog, prediction=10)["prediction"] == 10
     assert plt.gcf().axes[0].get_title() == "prediction 10: right"
     plt.close("all")
+
+
+def test_training_explorer_at_the_ends_of_its_sliders(caplog):
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from lsa_helpers import Layer, gradient_descent, layer_forward, loss_and_gradient
+    from lsa_helpers.landscape import first_step_below
+    from lsa_helpers.widgets import training_explorer
+
+    plt.close("all")
+    rng = np.random.default_rng(2025)          # a teacher with rk A = 3, rk V = 1, as in notebook 06
+    U, W = (np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(2))
+    A, v, z = U @ np.diag([2.0, 0.8, 0.3]) @ W.T, rng.normal(size=2), rng.normal(size=3)
+    teacher = Layer(A, np.eye(3), 1.5 * np.outer(v / np.linalg.norm(v), z / np.linalg.norm(z)))
+    X, X_held = rng.normal(size=(2, 64, 3, 3)) / np.sqrt(3)
+    Y = layer_forward(teacher, X)
+    direction = Layer(rng.normal(size=(4, 3)), rng.normal(size=(4, 3)), rng.normal(size=(2, 3)))
+    widget = training_explorer(X, Y, direction, (X_held, layer_forward(teacher, X_held)))
+
+    def alone(scale, a, count):                # the same run, by gradient_descent on its own
+        start = Layer(scale * direction.Q[:a], scale * direction.K[:a], scale * direction.V)
+        return gradient_descent(start, X[:count], Y[:count], learning_rate=0.03, steps=3000,
+                                record_every=10)
+
+    facts = set_and_run(widget, caplog)        # the default: scale 0.01, a = 3, 64 inputs
+    assert (facts["scale"], facts["a"], facts["inputs"]) == (0.01, 3, 64)
+    run = alone(0.01, 3, 64)
+    assert facts["left zero at step"] == first_step_below(run, 0.9) is not None
+    assert facts["closest rank-one ratio"] < 0.01 and facts["final training loss"] < 1e-12
+    assert facts["final held-out loss"] < 1e-12          # the teacher is learned
+    low = set_and_run(widget, caplog, scale=0.001)          # the smallest start never leaves zero
+    assert low["left zero at step"] is None and low["final training loss"] > 0.99
+    assert first_step_below(alone(0.001, 3, 64), 0.9) is None
+    high = set_and_run(widget, caplog, scale=0.3)           # the largest passes far from rank one
+    assert high["left zero at step"] <= 20
+    assert high["closest rank-one ratio"] > max(0.01, 100 * facts["closest rank-one ratio"])
+    narrow = set_and_run(widget, caplog, scale=0.01, a=1)   # a = 1: rk A = 1 at every step
+    assert narrow["final s(A)"][1:] == (0.0, 0.0) and narrow["final training loss"] > 0.01
+    loss = loss_and_gradient(alone(0.01, 1, 64).final, X, Y)[0] / loss_and_gradient(
+        Layer(0.01 * direction.Q[:1], 0.01 * direction.K[:1], 0.01 * direction.V), X, Y)[0]
+    assert np.isclose(narrow["final training loss"], loss, rtol=1e-6)
+    wide = set_and_run(widget, caplog, a=4)                 # a > d: the teacher is learned too
+    assert wide["final training loss"] < 1e-12 and wide["final held-out loss"] < 1e-12
+    few = set_and_run(widget, caplog, a=3, inputs=2)        # 2 inputs do not determine the teacher
+    assert few["final training loss"] < 0.01 < 0.1 < few["final held-out loss"]
+    assert set_and_run(widget, caplog, a=99)["a"] == 4      # out of range clamps, no error
+    assert len(plt.gcf().axes) == 2
+    plt.close("all")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"direction": "ragged"}, r"direction must be a layer \(Q, K, V\)"),
+    ({"input_counts": (2, 65)}, "input_counts must be integers from 1 to 64"),
+    ({"scales": (0.01, -1.0)}, "scales must be positive numbers"),
+])
+def test_training_explorer_rejects_bad_settings(change, message):
+    import numpy as np
+
+    from lsa_helpers import Layer
+    from lsa_helpers.widgets import training_explorer
+
+    X, Y = np.ones((64, 2, 3)), np.ones((64, 1, 3))
+    direction = Layer(np.ones((2, 2)), np.ones((2, 2)), np.ones((1, 2)))
+    if change.pop("direction", None):
+        direction = Layer(np.ones((2, 2)), np.ones((3, 2)), np.ones((1, 2)))
+    with pytest.raises(ValueError, match=message):
+        training_explorer(X, Y, direction, (X, Y), **change)
