@@ -230,7 +230,8 @@ def dimension_explorer(*, seed: int = 0):
             ax.plot(ranks, dims, "o-", color="C1", lw=2, label="dimension (formula)")
             ax.fill_between(ranks, dims, params, color="C1", alpha=0.12, label="fiber")
         else:
-            ax.text(5, 0.5 * max(params), "t = 1: no formula", ha="center", color="C3")
+            ax.text(1, 0.62 * max(params), "t = 1: no formula", color="C3",  # above the curve
+                    backgroundcolor="white")
         ax.axvline(a, color="0.7", lw=1)
         ax.plot([a], [exact.rank], "*", color="C2", ms=16, label=f"exact rank at a = {a}")
         ax.set(xlabel="attention rank a", ylabel="count", ylim=(0, 1.1 * max(params)),
