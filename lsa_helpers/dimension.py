@@ -41,7 +41,8 @@ class Dimension:
     directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``:
     why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
     ``"sample limit"``, or ``"exceeds upper bound"``: a float rank with a clear gap that still
-    counted rounding noise).
+    counted rounding noise). ``float_rank``: the float rank with its gap and, where it cannot be
+    trusted, the reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
     """
 
     architecture: Architecture
@@ -83,10 +84,12 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     Starts with ``N = ceil(parameters / (d_l t))`` inputs (as many rows as parameters) and adds
     half as many again until the rank meets the symmetry upper bound or stops growing (a float
     rank must also show a clear gap: more inputs sharpen a badly conditioned Jacobian).
-    ``method``: ``"float"`` (float64 SVD with its gap), ``"exact"`` (rank mod ``modulus``: a
-    certified lower bound), ``"certified"`` (exact, and the dimension is proved when the lower
-    bound meets ``parameters - rank of the symmetry tangents``), or ``"auto"`` (certified for
-    lightning, float for softmax). A request whose first round needs more than ``max_memory``
+    ``method``: ``"float"`` (float64 SVD with its gap; lightning inputs are scaled to outputs of
+    norm 1, and the rank is doubted where floating-point exceptions occur or where it leaves the
+    proved bounds: above the upper bound or, for lightning, below the exact rank mod
+    ``modulus``), ``"exact"`` (rank mod ``modulus``: a certified lower bound), ``"certified"``
+    (exact, and the dimension is proved when the lower bound meets ``parameters - rank of the
+    symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request whose first round needs more than ``max_memory``
     bytes (:func:`memory_estimate`) is refused before anything is computed. ``progress``: a
     ``tqdm`` bar of the rank against the upper bound on standard error, shown after 2 seconds.
 

@@ -13,7 +13,7 @@ from .dimension import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
 from .formulas import span_dimension
 from .forward import layer_forward
 from .jacobian import _residues, check_modulus, jacobian
-from .rank import PRIME, exact_rank
+from .rank import PRIME, check_prime, exact_rank
 from .symmetries import _inverse, _kernel, _placer
 from .weights import Layer, _draw, as_generator, checked_shapes
 
@@ -152,9 +152,12 @@ def random_heads(heads: MultiHead, rng=None, *, modulus: int | None = None) -> t
 
 
 def _check_heads(heads: MultiHead, weights, modulus: int | None = None) -> tuple[Head, ...]:
-    """The head weights with their shapes checked; integers reduced mod a checked ``modulus``."""
-    return checked_shapes(weights, heads.head_shapes, Head, "head",
-                          modulus=None if modulus is None else _check_modulus(heads, modulus))
+    """The head weights with their shapes checked; with a ``modulus`` (a prime whose residues
+    multiply exactly over the heads' widths and ranks), integers reduced mod ``modulus``."""
+    if modulus is not None:
+        widest = max(heads.d, heads.d_out, *heads.ranks, *heads.value_ranks)
+        modulus = check_prime(modulus, inner=widest)
+    return checked_shapes(weights, heads.head_shapes, Head, "head", modulus=modulus)
 
 
 def _check_modulus(heads: MultiHead, modulus) -> int:
@@ -186,6 +189,8 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
     side; ``V = U W`` turns a head's ``V`` columns ``J_V`` into ``J_W = J_V (U kron I)`` and
     ``J_U = J_V (I kron W^T)`` (from ``dV = U dW + dU W``).
     """
+    if modulus is not None:
+        modulus = _check_modulus(heads, modulus)
     weights = _check_heads(heads, weights, modulus)
     red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))
     blocks = []
