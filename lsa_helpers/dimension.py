@@ -89,9 +89,10 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     proved bounds: above the upper bound or, for lightning, below the exact rank mod
     ``modulus``), ``"exact"`` (rank mod ``modulus``: a certified lower bound), ``"certified"``
     (exact, and the dimension is proved when the lower bound meets ``parameters - rank of the
-    symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request whose first round needs more than ``max_memory``
-    bytes (:func:`memory_estimate`) is refused before anything is computed. ``progress``: a
-    ``tqdm`` bar of the rank against the upper bound on standard error, shown after 2 seconds.
+    symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request
+    whose first round needs more than ``max_memory`` bytes (:func:`memory_estimate`) is refused
+    before anything is computed. ``progress``: a ``tqdm`` bar of the rank against the upper bound
+    on standard error, shown after 2 seconds.
 
     Examples
     --------

@@ -116,13 +116,15 @@ def float_against_certified(arch, seed, max_samples=None):
     ((3,) * 6, (2,) * 5, 0), ((3,) * 6, (2,) * 5, 1), ((3,) * 6, (2,) * 5, 2),
     ((2,) * 8, (1,) * 7, 0), ((4,) * 7, (4,) * 6, 0)])
 def test_a_deep_float_rank_is_right_or_says_why_not(widths, ranks, seed):
-    """Degree 3^l in the input: unscaled, the rows of these Jacobians spanned ~170 decades, and
-    ranks 43, 42, 7 were called clear (against 44, 44, 18), or the run died on overflow."""
+    """Degree 3^l in the input: unscaled, the rows of these Jacobians span ~170 decades and
+    underflow, a clear gap can certify a wrong rank (42 for 44, 7 for 18), and overflow leaves
+    entries that are not finite (4 x 7)."""
     float_against_certified(Architecture(widths, ranks), seed, max_samples=64)
 
 
 def test_inputs_scaled_to_unit_outputs_give_the_rank_that_underflow_hid():
-    """Widths 2 x 8, ranks 1 x 7: float rank 7 before (rows underflowed), the certified 18 now."""
+    """Widths 2 x 8, ranks 1 x 7: unscaled, most rows underflow to 0 and the float rank is 7;
+    on inputs scaled to unit outputs it is the certified 18."""
     floating, certified = float_against_certified(Architecture((2,) * 8, (1,) * 7), 0)
     assert floating.rank == certified == 18 and floating.stopped == "met upper bound"
 

@@ -218,7 +218,8 @@ def test_modular_products_refuse_what_is_not_residues(A, message):
     (lambda: RowSpace(7, 2).extend(np.ones((1, 3))), "X must have shape (rows, 2), got (1, 3)"),
 ])
 def test_a_row_space_checks_its_modulus_and_rows(call, message):
-    """RowSpace(9, 2).extend([[3, 1], [1, 3]]) used to abort the process inside FLINT."""
+    """RowSpace(9, 2).extend([[3, 1], [1, 3]]) would abort the process inside FLINT (3 has no
+    inverse mod 9)."""
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         call()
 
@@ -310,7 +311,8 @@ def test_every_public_callable_with_a_modulus_is_listed():
 @pytest.mark.parametrize("name", sorted(modulus_calls()))
 @pytest.mark.parametrize("modulus", [4, 1])
 def test_every_modulus_is_checked_before_flint_sees_it(name, modulus):
-    """head_symmetry_tangents(..., modulus=4) used to abort the process inside FLINT."""
+    """A composite modulus would abort the process inside FLINT (head_symmetry_tangents with
+    modulus=4 inverts 2 mod 4)."""
     with pytest.raises(ValueError, match=r"^(modulus|p) must be a prime p with 2 <= p < 2\^62"):
         modulus_calls()[name](modulus, None, None)
 
@@ -329,7 +331,7 @@ WEIGHTED = ["check_weights", "degenerate_tangents", "fiber_tangents", "head_symm
 
 @pytest.mark.parametrize("name", WEIGHTED)
 def test_float_weights_with_a_modulus_are_refused(name):
-    """Gaussian weights reduced mod 7 used to be truncated to integers without a word."""
+    """Gaussian weights reduced mod 7 would be truncated to integers without a word."""
     import lsa_helpers as lsa
 
     arch, heads = Architecture((2, 2), (1,)), lsa.MultiHead(2, 2, (1, 1), (1, 1))
