@@ -104,7 +104,8 @@ def _dimension(args) -> str:
     }
     if result.float_rank is not None:
         record["singular_value_gap"] = _rounded(result.float_rank.gap)
-        record["gap_is_clear"] = result.float_rank.is_clear
+        record["float_rank_is_clear"] = result.float_rank.is_clear
+        record["float_rank_doubt"] = result.float_rank.reason
     if args.json:
         return json.dumps(record)
     return "\n".join(f"{key:>20}: {value}" for key, value in record.items())

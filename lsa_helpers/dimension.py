@@ -10,8 +10,9 @@ import numpy as np
 
 from .architecture import Architecture
 from .formulas import Formula, formula_dimension
+from .forward import layer_forward
 from .jacobian import check_modulus, jacobian
-from .rank import PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
+from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents
 from .weights import as_generator, random_inputs, random_weights
 
@@ -40,7 +41,8 @@ class Dimension:
     directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``:
     why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
     ``"sample limit"``, or ``"exceeds upper bound"``: a float rank with a clear gap that still
-    counted rounding noise).
+    counted rounding noise). ``float_rank``: the float rank with its gap and, where it cannot be
+    trusted, the reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
     """
 
     architecture: Architecture
@@ -82,12 +84,15 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     Starts with ``N = ceil(parameters / (d_l t))`` inputs (as many rows as parameters) and adds
     half as many again until the rank meets the symmetry upper bound or stops growing (a float
     rank must also show a clear gap: more inputs sharpen a badly conditioned Jacobian).
-    ``method``: ``"float"`` (float64 SVD with its gap), ``"exact"`` (rank mod ``modulus``: a
-    certified lower bound), ``"certified"`` (exact, and the dimension is proved when the lower
-    bound meets ``parameters - rank of the symmetry tangents``), or ``"auto"`` (certified for
-    lightning, float for softmax). A request whose first round needs more than ``max_memory``
-    bytes (:func:`memory_estimate`) is refused before anything is computed. ``progress``: a
-    ``tqdm`` bar of the rank against the upper bound on standard error, shown after 2 seconds.
+    ``method``: ``"float"`` (float64 SVD with its gap; lightning inputs are scaled to outputs of
+    norm 1, and the rank is doubted where floating-point exceptions occur or where it leaves the
+    proved bounds: above the upper bound or, for lightning, below the exact rank mod
+    ``modulus``), ``"exact"`` (rank mod ``modulus``: a certified lower bound), ``"certified"``
+    (exact, and the dimension is proved when the lower bound meets ``parameters - rank of the
+    symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request
+    whose first round needs more than ``max_memory`` bytes (:func:`memory_estimate`) is refused
+    before anything is computed. ``progress``: a ``tqdm`` bar of the rank against the upper bound
+    on standard error, shown after 2 seconds.
 
     Examples
     --------
@@ -111,14 +116,72 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     upper = arch.parameter_count - (_sketched_rank(tangents, p, rng) if exact
                                     else float_rank(tangents).rank)
     count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
+    events = set()  # floating-point exceptions while computing float Jacobians
 
     def rows(n):
-        return jacobian(arch, weights, random_inputs(arch, n, rng, modulus=p), modulus=p)
+        inputs = random_inputs(arch, n, rng, modulus=p)
+        if exact:
+            return jacobian(arch, weights, inputs, modulus=p)
+        with np.errstate(all="call", call=lambda kind, _: events.add(kind)):
+            J = jacobian(arch, weights, _unit_outputs(arch, weights, inputs))
+        return J[np.all(np.isfinite(J), axis=1)]
+
+    def exact_bound():
+        return dimension(arch, method="exact", rng=rng, max_samples=max_samples,
+                         modulus=modulus, max_memory=max_memory).rank
 
     value, samples, stopped, found = grow_rank(rows, count, upper, modulus=p, rng=rng,
                                                max_samples=max_samples, progress=progress)
+    if found is not None:
+        found = _doubts(found, arch, upper, events, exact_bound)
     return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
                      found, p)
+
+
+def _unit_outputs(arch: Architecture, weights, X: np.ndarray) -> np.ndarray:
+    """The inputs ``X`` rescaled so that each output has norm 1 (lightning without skips; other
+    networks are not homogeneous, and get ``X`` back).
+
+    ``phi(cX) = c^(3^l) phi(X)`` scales the Jacobian rows of ``X`` only, which keeps the rank,
+    while unscaled rows span hundreds of decades from depth 5 on and underflow. The layers are
+    normalised one by one (no power ``3^l`` of a norm is formed); then the hidden layers too stay
+    near norm 1 [derived]: with ``log n_i`` the growth of layer ``i`` on a unit input, layer
+    ``j`` ends at ``-sum_{i>j} 3^(j-i) log n_i``, at most half the largest ``|log n_i|``.
+    """
+    if not arch.is_lightning or arch.skip:
+        return X
+    Y = X / np.linalg.norm(X, axis=(1, 2), keepdims=True)
+    unit, log_norm = Y, 0.0
+    for layer in weights:
+        Y = layer_forward(layer, Y)
+        norm = np.linalg.norm(Y, axis=(1, 2), keepdims=True)
+        Y, log_norm = Y / norm, 3 * log_norm + np.log(norm)
+    return unit * np.exp(-log_norm / arch.degree)
+
+
+def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set, exact_bound):
+    """``found`` with the reasons to doubt it that its computation and the proved bounds give.
+
+    A rank above ``upper`` counted rounding errors; for lightning, a rank below ``upper`` is
+    compared with the exact rank mod p (``exact_bound()``), a proved lower bound: float64 cannot
+    tell a smaller dimension from singular values below its rounding errors.
+    """
+    if events:
+        found = found.doubted(
+            f"floating-point {' and '.join(sorted(events))} in computing the Jacobian")
+    if found.rank > upper:
+        return found.doubted(f"rank above the upper bound {upper} (parameters minus known "
+                             "fiber directions): rounding errors counted as directions")
+    if found.rank < upper and arch.is_lightning:
+        try:
+            lower = exact_bound()
+        except ValueError as error:
+            return found.doubted(f"rank below the upper bound {upper} and no exact rank to "
+                                 f"compare with ({error})")
+        if lower > found.rank:
+            return found.doubted(f"rank below the exact rank {lower} mod p, a proved lower "
+                                 "bound: directions below the rounding errors were lost")
+    return found
 
 
 def memory_estimate(arch: Architecture, method: str = "certified") -> int:
@@ -182,7 +245,7 @@ def _grow(rows, count, upper, modulus, rng, limit, bar):
             block = rows(new)
             J = block if J is None else np.concatenate([J, block])  # rows of each input alone
             found = float_rank(J)
-            value, settled = found.rank, found.is_clear
+            value, settled = found.rank, found.gap >= CLEAR_GAP  # doubts: more rows won't help
         else:
             for chunk in [count] * (new // count) + [new % count] * (new % count > 0):
                 space, columns = _sketch(rows(chunk), space, columns, upper, modulus, rng)

@@ -149,13 +149,13 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
                 step = red(step + np.eye(d * t))
             chain = step if chain is None else red(chain @ step)
     J = np.concatenate(blocks[::-1], axis=-1)
-    return J.reshape(-1, J.shape[-1])
+    return J.reshape(J.shape[0] * J.shape[1], J.shape[2])
 
 
 def _per_sample(tangent: np.ndarray) -> np.ndarray:
     """``(P, N, d, t)`` tangents as per-sample matrices ``(N, d t, P)``."""
-    P, N = tangent.shape[:2]
-    return np.moveaxis(tangent.reshape(P, N, -1), 0, -1)
+    P, N, d, t = tangent.shape
+    return np.moveaxis(tangent.reshape(P, N, d * t), 0, -1)
 
 
 def _identity(x):

@@ -151,8 +151,21 @@ def random_heads(heads: MultiHead, rng=None, *, modulus: int | None = None) -> t
                  for shapes in heads.head_shapes)
 
 
-def _check_heads(heads: MultiHead, weights) -> tuple[Head, ...]:
-    return checked_shapes(weights, heads.head_shapes, Head, "head")
+def _check_heads(heads: MultiHead, weights, modulus: int | None = None) -> tuple[Head, ...]:
+    """The head weights with their shapes checked; with a ``modulus`` (a prime whose residues
+    multiply exactly over the heads' widths and ranks), integers reduced mod ``modulus``."""
+    if modulus is not None:
+        widest = max(heads.d, heads.d_out, *heads.ranks, *heads.value_ranks)
+        modulus = check_prime(modulus, inner=widest)
+    return checked_shapes(weights, heads.head_shapes, Head, "head", modulus=modulus)
+
+
+def _check_modulus(heads: MultiHead, modulus) -> int:
+    """``modulus``, checked as :func:`~lsa_helpers.jacobian.check_modulus` checks it for one
+    layer whose largest width or rank is that of the heads: their products are exact mod p."""
+    widest = max(heads.ranks + heads.value_ranks)
+    return check_modulus(Architecture((heads.d, heads.d_out), (widest,), tokens=heads.tokens),
+                         modulus)
 
 
 def multihead_forward(weights, X) -> np.ndarray:
@@ -176,12 +189,10 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
     side; ``V = U W`` turns a head's ``V`` columns ``J_V`` into ``J_W = J_V (U kron I)`` and
     ``J_U = J_V (I kron W^T)`` (from ``dV = U dW + dU W``).
     """
-    weights = _check_heads(heads, weights)
-    red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))
     if modulus is not None:
-        check_modulus(Architecture((heads.d, heads.d_out), (max(heads.ranks + heads.value_ranks),),
-                                   tokens=heads.tokens), modulus)
-        weights = tuple(Head(*(np.mod(w, modulus) for w in head)) for head in weights)
+        modulus = _check_modulus(heads, modulus)
+    weights = _check_heads(heads, weights, modulus)
+    red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))
     blocks = []
     for h, head in enumerate(weights):
         J = jacobian(heads.head_architecture(h), [Layer(*head.layer[:2], red(head.U @ head.W))],
@@ -203,7 +214,7 @@ def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = N
     ``(dQ_h, dW_h) = (Q_h, -W_h)``; then one direction per pair of
     :attr:`MultiHead.mixing_pairs` [derived].
     """
-    weights = _check_heads(heads, weights)
+    weights = _check_heads(heads, weights, modulus)
     rows = []
     place = _placer(heads.head_shapes, rows)
     for h, (Q, K, W, U) in enumerate(weights):
@@ -285,7 +296,7 @@ def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME,
     >>> multihead_dimension(MultiHead(4, 4, ranks=(2, 2), value_ranks=(2, 2)), rng=0).rank
     46
     """
-    modulus = check_prime(modulus)
+    modulus = _check_modulus(heads, modulus)
     count = ceil(heads.parameter_count / (heads.d_out * heads.tokens))
     check_memory(jacobian_bytes(heads.parameter_count, count * heads.d_out * heads.tokens,
                                 exact=True), max_memory)

@@ -128,9 +128,10 @@ def slice_position(alpha: float, beta: float, gamma: float, *, rtol: float = 1e-
         if not isinstance(x, numbers.Real) or not np.isfinite(x):
             raise ValueError(f"{name} must be a finite real number, got {name}={x!r}")
         values.append(float(x))
-    alpha, beta, gamma = values
     if not isinstance(rtol, numbers.Real) or not 0 <= rtol < 1:
         raise ValueError(f"rtol must be a number in [0, 1), got rtol={rtol!r}")
+    top = max(map(abs, values)) or 1.0  # S and cS lie on the same side: work at scale 1
+    alpha, beta, gamma = (x / top for x in values)
     excess = beta * beta + gamma * gamma - alpha * alpha
     if abs(excess) <= rtol * (alpha * alpha + beta * beta + gamma * gamma):
         return "boundary"

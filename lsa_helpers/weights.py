@@ -55,9 +55,10 @@ def as_generator(rng) -> np.random.Generator:
 
 
 def _draw(rng: np.random.Generator, shape, modulus: int | None, scale: float) -> np.ndarray:
+    """Gaussian entries of standard deviation ``scale``, or uniform residues mod ``modulus``."""
     if modulus is None:
         return rng.normal(scale=scale, size=shape)
-    return rng.integers(0, modulus, size=shape).astype(np.float64)
+    return rng.integers(0, check_prime(modulus, inner=1), size=shape).astype(np.float64)
 
 
 def random_weights(arch: Architecture, rng=None, *,
@@ -88,27 +89,31 @@ def random_inputs(arch: Architecture, count: int, rng=None, *,
 def check_weights(arch: Architecture, weights, *, modulus: int | None = None) -> tuple[Layer, ...]:
     """``weights`` as a tuple of :class:`Layer`, after checking their shapes against ``arch``.
 
-    With a ``modulus`` the weights must be integers; they are returned reduced mod ``modulus``.
+    With a ``modulus`` (a prime with ``max(widths + ranks) (p - 1)^2 < 2^53``, so that products
+    of residues are exact in float64) the weights must be integers; they are returned reduced.
     """
-    layers = checked_shapes(weights, arch.layer_shapes, Layer, "layer")
-    if modulus is None:
-        return tuple(layers)
-    modulus = check_prime(modulus)
-    return tuple(Layer(*(np.mod(exact_integers(w, "weights"), modulus).astype(np.float64)
-                         for w in layer)) for layer in layers)
+    if modulus is not None:
+        modulus = check_prime(modulus, inner=max(arch.widths + arch.ranks))
+    return checked_shapes(weights, arch.layer_shapes, Layer, "layer", modulus=modulus)
 
 
-def checked_shapes(groups, shapes, kind, name: str) -> tuple:
-    """``groups`` as a tuple of ``kind`` (a NamedTuple of float64 arrays) with the given shapes.
+def checked_shapes(groups, shapes, kind, name: str, *, modulus: int | None = None) -> tuple:
+    """``groups`` as a tuple of ``kind`` (a NamedTuple of float64 arrays) with the given shapes;
+    with a (checked) ``modulus``, integers reduced mod ``modulus``.
 
     Raises a one-line ``ValueError`` naming the ``name`` (layer or head) whose shapes differ.
     """
+    def values(w) -> np.ndarray:
+        if modulus is None:
+            return np.asarray(w, dtype=np.float64)
+        return np.mod(exact_integers(w, "weights"), modulus).astype(np.float64)
+
     groups = tuple(groups)
     if len(groups) != len(shapes):
         raise ValueError(f"weights must have {len(shapes)} {name}s, got {len(groups)}")
     checked = []
     for i, (group, expected) in enumerate(zip(groups, shapes), start=1):
-        arrays = tuple(np.asarray(w, dtype=np.float64) for w in group)
+        arrays = tuple(values(w) for w in group)
         got = tuple(w.shape for w in arrays)
         if got != expected:
             raise ValueError(f"{name} {i} weights ({', '.join(kind._fields)}) must have shapes "

@@ -177,3 +177,11 @@ def test_a_large_request_is_announced_on_standard_error(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert captured.err.startswith("lsa_helpers: this request needs about ")
     assert json.loads(captured.out)["certified_dimension"] == 16  # --json output stays clean
+
+
+def test_a_float_rank_that_cannot_be_trusted_says_why(capsys):
+    assert main(["dimension", "--widths", "3,3,3,3,3,3", "--ranks", "2,2,2,2,2", "--softmax",
+                 "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["rank"] > record["upper_bound"] and record["float_rank_is_clear"] is False
+    assert "upper bound" in record["float_rank_doubt"] and "gap_is_clear" not in record

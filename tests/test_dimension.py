@@ -97,3 +97,70 @@ def test_the_memory_estimate_grows_with_the_jacobian():
     ratio = memory_estimate(large) / memory_estimate(small)
     assert 14 < ratio < 18  # 4x the parameters: 16x the entries
     assert memory_estimate(small, "float") < memory_estimate(small, "certified")
+
+
+def float_against_certified(arch, seed, max_samples=None):
+    """The float run, after checking that it is the certified dimension or says why it is not."""
+    floating = dimension(arch, method="float", rng=seed, max_samples=max_samples)
+    certified = dimension(arch, rng=seed).certified_dimension
+    assert certified is not None, arch
+    found = floating.float_rank
+    if found.is_clear:
+        assert floating.rank == certified and found.reason is None, (arch, seed, found)
+    else:
+        assert found.reason, (arch, seed, found)
+    return floating, certified
+
+
+@pytest.mark.parametrize("widths, ranks, seed", [
+    ((3,) * 6, (2,) * 5, 0), ((3,) * 6, (2,) * 5, 1), ((3,) * 6, (2,) * 5, 2),
+    ((2,) * 8, (1,) * 7, 0), ((4,) * 7, (4,) * 6, 0)])
+def test_a_deep_float_rank_is_right_or_says_why_not(widths, ranks, seed):
+    """Degree 3^l in the input: unscaled, the rows of these Jacobians span ~170 decades and
+    underflow, a clear gap can certify a wrong rank (42 for 44, 7 for 18), and overflow leaves
+    entries that are not finite (4 x 7)."""
+    float_against_certified(Architecture(widths, ranks), seed, max_samples=64)
+
+
+def test_inputs_scaled_to_unit_outputs_give_the_rank_that_underflow_hid():
+    """Widths 2 x 8, ranks 1 x 7: unscaled, most rows underflow to 0 and the float rank is 7;
+    on inputs scaled to unit outputs it is the certified 18."""
+    floating, certified = float_against_certified(Architecture((2,) * 8, (1,) * 7), 0)
+    assert floating.rank == certified == 18 and floating.stopped == "met upper bound"
+
+
+def test_unit_outputs_are_unit_and_keep_the_directions_of_the_inputs(rng):
+    from lsa_helpers import forward, random_inputs, random_weights
+    from lsa_helpers.dimension import _unit_outputs
+
+    arch = Architecture((3,) * 7, (2,) * 6)
+    weights, X = random_weights(arch, rng), random_inputs(arch, 5, rng)
+    scaled = _unit_outputs(arch, weights, X)
+    norms = np.linalg.norm(forward(weights, scaled), axis=(1, 2))
+    np.testing.assert_allclose(norms, 1.0, rtol=1e-9)
+    ratios = scaled / X
+    np.testing.assert_allclose(ratios, ratios[:, :1, :1] * np.ones_like(X), rtol=1e-12)
+    assert np.all(ratios > 0)
+
+
+@pytest.mark.parametrize("depth", range(1, 9))
+def test_float_ranks_of_depths_one_to_eight_are_right_or_say_why_not(depth):
+    for width, rank in ((2, 1), (2, 2)):
+        float_against_certified(Architecture((width,) * (depth + 1), (rank,) * depth), depth,
+                                max_samples=48)
+
+
+def test_a_float_rank_above_the_upper_bound_is_not_clear():
+    """Deep softmax averages its tokens: derivatives of late attention weights fall to rounding
+    level (1e-16) and, scaled up, counted as directions: rank 57 above the proved bound 49."""
+    result = dimension(Architecture((3,) * 6, (2,) * 5, "softmax"), rng=0)
+    assert result.rank > result.upper_bound == 49
+    assert not result.float_rank.is_clear and "upper bound 49" in result.float_rank.reason
+
+
+def test_floating_point_exceptions_in_the_jacobian_are_reported():
+    """A deep residual network is not homogeneous, so its inputs are not rescaled: Y + phi(Y)
+    grows like a cube per layer and overflows; the rows that overflow are left out."""
+    result = dimension(Architecture((2,) * 10, (1,) * 9, skip=True), method="float", rng=0,
+                       max_samples=8)
+    assert "overflow in computing the Jacobian" in result.float_rank.reason

@@ -84,3 +84,23 @@ def test_fast_residues_are_exact(rng):
     x = np.concatenate([rng.integers(-2**52, 2**52, 10**5), np.arange(-3 * PRIME, 3 * PRIME, 7),
                         [0, PRIME, PRIME - 1, 2**53 - PRIME - 1, PRIME * 2**32, PRIME * 2**32 - 1]])
     np.testing.assert_array_equal(_residues(x.astype(float), PRIME), np.mod(x, PRIME))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint8])
+def test_small_integer_types_give_the_integer_jacobian_reduced(dtype, rng):
+    """The float64 Jacobian of small integers is exact, so reduced mod p it is the exact one."""
+    arch = Architecture((2, 3, 2), (1, 2))
+    weights = [tuple(rng.integers(0, 3, shape) for shape in shapes) for shapes in arch.layer_shapes]
+    X = rng.integers(0, 4, (2, 2, 3))
+    expected = np.mod(jacobian(arch, weights, X.astype(float)), PRIME)
+    typed = [tuple(w.astype(dtype) for w in layer) for layer in weights]
+    np.testing.assert_array_equal(jacobian(arch, typed, X.astype(dtype), modulus=PRIME),
+                                  expected)
+
+
+@pytest.mark.parametrize("modulus", [None, PRIME])
+def test_no_inputs_give_no_rows(modulus):
+    arch = Architecture((3, 2, 2), (2, 1))
+    weights = random_weights(arch, 0, modulus=modulus)
+    J = jacobian(arch, weights, np.zeros((0, 3, 3)), modulus=modulus)
+    assert J.shape == (0, arch.parameter_count)

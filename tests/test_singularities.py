@@ -318,3 +318,11 @@ def test_boundary_explorer_clamps_and_defaults(caplog, close_figures):
     assert result["position"] == "boundary"
     result = set_and_run(widget, caplog, prediction="boundary")
     assert result["correct"] is True
+
+
+@pytest.mark.parametrize("point", [(0.5, 1.0, 0.0), (1.0, 0.6, 0.8), (1.0, 0.0, 0.0),
+                                   (1.0, 2.0, 0.0)])
+@pytest.mark.parametrize("scale", [1e200, 1e-300, -1e300])
+def test_slice_position_does_not_depend_on_the_scale(point, scale):
+    """det(cS) = c^2 det S: the double cone is a cone, so S and cS lie on the same side."""
+    assert slice_position(*(scale * x for x in point)) == slice_position(*point)
