@@ -128,8 +128,9 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
     """Sliders for ``rk A`` and ``rk V``: which case of the fiber theorem, checked on the function.
 
     Shows how far three moves take ``phi``: the scaling ``(2A, V/2)``, the rank-one swap (when it
-    exists) and a random perturbation of ``A`` of size 1e-3; relative to ``phi``, or, when
-    ``phi = 0``, the largest output of the moved layer on random inputs.
+    exists) and a random perturbation of ``A`` with entries of size 1e-3 (its size relative to
+    ``A`` printed); relative to ``phi``, or, when ``phi = 0``, the largest output of the moved
+    layer on random inputs.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -142,8 +143,9 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
         V = _random_of_rank(rng, d_out, d, rank_V)
         layer = layer_from_attention(A, V)
         kind = fiber_kind(layer)
+        nudge = 1e-3 * rng.normal(size=A.shape)
         moves = {"scaling (2A, V/2)": layer_from_attention(2 * A, V / 2),
-                 "random nudge 1e-3": layer_from_attention(A + 1e-3 * rng.normal(size=A.shape), V)}
+                 "random nudge 1e-3": layer_from_attention(A + nudge, V)}
         if kind == "swap":
             moves["rank-one swap"] = rank_one_swap(layer)
         if kind == "zero":  # no relative change from 0: the size of the moved function instead
@@ -157,10 +159,14 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
                  "swap": "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
                  "curve": "the fiber is the single curve (lambda A, V / lambda)"}[kind]
         print(f"rk A = {rank_A}, rk V = {rank_V}: {story}")
+        change = ("largest output of phi after the move" if kind == "zero"
+                  else "relative change of phi")
+        size = (f"{100 * np.linalg.norm(nudge) / np.linalg.norm(A):.1g} % of |A| = "
+                f"{np.linalg.norm(A):.2f}" if rank_A else "A was 0")
         for name, value in distances.items():
             verdict = "< 1e-10, the same function" if value < 1e-10 else f"{value:.0e}"
-            change = "size of phi after the move" if kind == "zero" else "relative change of phi"
-            print(f"{name:>20}: {change} {verdict}")
+            note = f" (the nudge: {size})" if name.startswith("random nudge") else ""
+            print(f"{name:>20}: {change} {verdict}{note}")
         # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
         # green: the same function (< 1e-10), red: a different one. Each bar says its value.
         floor = 1e-18
@@ -178,8 +184,7 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
                 fontsize=10)
         ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
         ax.tick_params(labelsize=11)
-        ax.set_xlabel("size of phi after the move" if kind == "zero"
-                      else "relative change of phi (log scale)")
+        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if kind == "zero" else ""))
         ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{kind}'")
         plt.show()
         return {"kind": kind, **distances}
