@@ -45,14 +45,14 @@ def _bars(labels, values, colors, *, height: float = 2.6, margin: float = 1.15):
     return ax
 
 
-def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
-    """Sliders for ``d, d', a, t``: the cost of both orders against ``t``, and the layer's size.
+def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, sizes: bool = False):
+    """Sliders for ``d, d', a, t``: the cost of both orders against ``t``; with ``sizes``, the size.
 
-    Left, on log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
+    On log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
     ``t = 1..64`` (``multiplication_counts``), the tokens where they tie marked, the current ``t``
-    as dots. Right, on a log scale: monomials per output entry, span dimension and parameters. The
-    keywords
-    set the sliders' starting values; the callback returns the facts it drew.
+    as dots with both counts. With ``sizes``, a second panel on a log scale: monomials per output
+    entry at ``t``, span dimension and parameters. The other keywords set the sliders' starting
+    values; the callback returns the counts and the sizes, drawn or not.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -77,11 +77,14 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
         }
         # Redraw cost (target 0.2 s a move): fixed margins instead of a layout engine, fixed
         # ticks instead of log locators, no minor ticks, no mathtext.
-        _, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={
-            "left": 0.08, "right": 0.97, "bottom": 0.15, "top": 0.9, "wspace": 0.5})
+        _, axes = plt.subplots(1, 1 + sizes, figsize=(11 if sizes else 6.5, 3.8), squeeze=False,
+                               gridspec_kw={"left": 0.08 if sizes else 0.15, "right": 0.97,
+                                            "bottom": 0.15, "top": 0.9, "wspace": 0.5})
+        ax = axes[0, 0]
         ax.loglog(ts, curves["quadratic"], color="C3", lw=2.5, label="as written: V X (XᵀAX)")
         ax.loglog(ts, curves["linear"], color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
-        ax.plot([t, t], [costs["quadratic"], costs["linear"]], "ko", ms=6, label=f"t = {t}")
+        ax.plot([t, t], [costs["quadratic"], costs["linear"]], "ko", ms=6,
+                label=f"t = {t}: {costs['quadratic']:,} and {costs['linear']:,}")
         for s in ties:
             ax.axvline(s, color="0.4", ls="--", lw=1)
             ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]),
@@ -90,26 +93,27 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8):
         ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)",
                title=f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
         ax.legend(loc="upper left", fontsize=11)
-        labels = ["monomials per\noutput entry", "span dimension", "parameters"]
-        values = [facts["monomials per output entry"],
-                  facts["span dimension of the neuromanifold"], facts["parameters"]]
-        bx.barh(labels, values, color=["C2", "C1", "0.6"])
-        for y, v in enumerate(values):
-            bx.text(v, y, f" {v:,}", va="center", fontsize=12)
-        bx.set_xscale("log")
-        bx.set_xlim(0.5, 20 * max(values))  # from 0.5: a value of 1 still shows a bar
-        bx.invert_yaxis()
-        note = ": the degenerate case" if t == 1 else ""
-        bx.set_title(f"size of the polynomial at t = {t}{note}")
         low, high = ax.get_ylim()
-        bar_ticks = powers[powers <= 20 * max(values)]
-        for axis, ticks in ((ax.xaxis, [1, 10]),
-                            (ax.yaxis, powers[(powers >= low) & (powers <= high)]),
-                            (bx.xaxis, bar_ticks[::-(-len(bar_ticks) // 5)])):  # at most 5 labels
+        fixed = [(ax.xaxis, [1, 10]), (ax.yaxis, powers[(powers >= low) & (powers <= high)])]
+        if sizes:
+            bx = axes[0, 1]
+            labels = [f"monomials per\noutput entry at t = {t}", "span dimension", "parameters"]
+            values = [facts["monomials per output entry"],
+                      facts["span dimension of the neuromanifold"], facts["parameters"]]
+            bx.barh(labels, values, color=["C2", "C1", "0.6"])
+            for y, v in enumerate(values):
+                bx.text(v, y, f" {v:,}", va="center", fontsize=12)
+            bx.set_xscale("log")
+            bx.set_xlim(0.5, 20 * max(values))  # from 0.5: a value of 1 still shows a bar
+            bx.invert_yaxis()
+            bx.set_title("size of the layer" + (" (t = 1: degenerate)" if t == 1 else ""))
+            bar_ticks = powers[powers <= 20 * max(values)]
+            fixed.append((bx.xaxis, bar_ticks[::-(-len(bar_ticks) // 5)]))  # at most 5 labels
+        for axis, ticks in fixed:
             axis.set_major_locator(FixedLocator(ticks))
             axis.set_minor_locator(NullLocator())
             axis.set_major_formatter(plain)
-        for axis in (ax, bx):
+        for axis in axes[0]:
             axis.tick_params(labelsize=12)
             axis.xaxis.label.set_size(12)
             axis.yaxis.label.set_size(12)
@@ -529,10 +533,11 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     ``d, d_out, heads, a, rho`` (each 1 to 5) set where the sliders start.
 
     Every head has attention rank ``a`` and value rank ``rho``. Until a prediction of the
-    dimension is typed, only the parameter count shows; then the picture splits it into the exact
-    rank (the dimension when certified), the known fiber directions (``GL_a``, ``GL_rho`` and one
-    scaling per head, then the head-mixing pairs), the part the span of one-layer functions cuts
-    off, and any remainder the count does not explain, with the prediction as a dashed line.
+    dimension is typed, only the parameter count shows, as a white bar; then the picture splits it
+    into the exact rank (the dimension when certified), the known fiber directions (``GL_a``,
+    ``GL_rho`` and one scaling per head, then the head-mixing pairs), the part the span of
+    one-layer functions cuts off, and any remainder the count does not explain, with the
+    prediction as a dashed line.
     Moving a slider clears the prediction, so every new layer is predicted first. Up to
     ``certify_up_to`` parameters the dimension is certified
     (:func:`~lsa_helpers.multihead.multihead_dimension`); beyond, a message and the counts only.
@@ -571,7 +576,7 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
             print(f"  {params} parameters: too many to certify in one move (at most "
                   f"{certify_up_to}); the counts only")
         shown = expected if rank is None else rank
-        parts = [(params, "0.75", "parameters")]  # the split only after a prediction
+        parts = [(params, "w", "parameters")]  # a white bar: the split only after a prediction
         if prediction:
             parts = [(shown, "C2", "dimension" if rank is not None else "expected count"),
                      (sym, "C0", "GL_a, GL_rho, scalings"), (pairs, "C4", "head mixing"),
@@ -581,7 +586,8 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
         left = 0
         for width, color, label in parts:
             if width > 0:
-                ax.barh([0], [width], left=left, color=color, label=f"{label} {width}")
+                ax.barh([0], [width], left=left, color=color, edgecolor="k", linewidth=0.6,
+                        label=f"{label} {width}")
                 left += width
         if prediction:
             ax.axvline(span, color="k", ls=":", label=f"span {span}")
@@ -769,12 +775,12 @@ def training_explorer(inputs, targets, direction, held_out, *,
         left_ax.legend(fontsize=8, loc="lower left")
         # plain Unicode labels keep a move fast (mathtext is slow)
         for j, color in enumerate(("C0", "C2", "C4")[: m["s_A"].shape[1]]):
-            right_ax.semilogy(run.steps, np.maximum(m["s_A"][:, j], 1e-6), color=color,
+            right_ax.semilogy(run.steps, np.maximum(m["s_A"][:, j], 1e-7), color=color,
                               label=f"s{j + 1}(A)")
         for j, color in enumerate(("C1", "C3")[: m["s_V"].shape[1]]):
-            right_ax.semilogy(run.steps, np.maximum(m["s_V"][:, j], 1e-6), color=color, ls="--",
+            right_ax.semilogy(run.steps, np.maximum(m["s_V"][:, j], 1e-7), color=color, ls="--",
                               label=f"s{j + 1}(V)")
-        right_ax.set(xlabel="step", ylim=(1e-4, 10), title="singular values of A = KᵀQ and V")
+        right_ax.set(xlabel="step", ylim=(1e-6, 10), title="singular values of A = KᵀQ and V")
         right_ax.legend(fontsize=8, loc="lower right", ncol=2)
         fig.suptitle(f"scale {scale:g}, a = {a}, N = {inputs}", fontsize=11)
         fig.subplots_adjust(left=0.06, right=0.98, bottom=0.14, top=0.84, wspace=0.2)
