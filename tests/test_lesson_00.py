@@ -12,8 +12,9 @@ from lsa_helpers.widgets import parameter_split_explorer
     ({"d": 3, "d_out": 3, "a": 5}, (39, 17, 21, 1)),  # a > d: rotation 2ad - d^2, no new dimension
     ({"d": 1, "d_out": 1, "a": 1}, (3, 1, 1, 1)),     # the smallest layer, every slider at its minimum
     ({"d": 5, "d_out": 5, "a": 6}, (85, 49, 35, 1)),  # every slider at its maximum
-    ({"d": 3, "d_out": 2, "a": 2}, (18, 13, 4, 1)),   # exercise 00.1
-    ({"d": 1, "d_out": 3, "a": 3}, (9, 3, 5, 1)),     # the demo's second question: 2ad - d^2
+    ({"d": 3, "d_out": 2, "a": 2}, (18, 13, 4, 1)),   # exercise 00.1, the demo's stored view
+    ({"d": 3, "d_out": 2, "a": 6}, (42, 14, 27, 1)),  # the demo's question: past a = d, rotation
+    ({"d": 1, "d_out": 3, "a": 3}, (9, 3, 5, 1)),     # Bonus 6's question at d = 1: 2ad - d^2
 ])
 def test_parameter_split_explorer(values, expected, caplog):
     facts = set_and_run(parameter_split_explorer(seed=2025), caplog, **values)
