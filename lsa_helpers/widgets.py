@@ -412,6 +412,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
                         color="w" if color != "0.6" else "k")
             left += value
         ax.axvline(arch.parameter_count, color="k", lw=1)
+        ax.text(arch.parameter_count, 0.45, f"all {arch.parameter_count} parameters ", ha="right",
+                va="top", fontsize=9)
         split = (" = " + " + ".join(str(v) for _, v, _ in parts)) if dim is not None else (
             ": no dimension known")
         ax.set(xlim=(0, 1.02 * arch.parameter_count), ylim=(-0.5, 0.5), yticks=[])
