@@ -1,4 +1,5 @@
-"""Notebook 01: its exercise checks accept the worked solutions (nbval runs the solutions notebook)."""
+"""Notebook 01: its exercise checks accept the worked solutions (nbval runs the solutions notebook),
+and its demo draws the size panel only when asked."""
 
 import json
 import re
@@ -58,3 +59,22 @@ def test_lesson_runs_with_the_exercises_solved():
     assert any("monomials per entry: [2, 2]" in text for text in printed)  # exercise 01.1
     assert any("d = 3, t = 3: 46 monomials per entry" in text for text in printed)  # exercise 01.2
 
+
+
+def test_the_demo_draws_the_size_panel_only_with_sizes(caplog):
+    """Section 4 draws the cost alone; Bonus 2's sizes=True adds the bars, the count 1 still visible."""
+    import matplotlib.pyplot as plt
+    from widget_support import set_and_run
+
+    from lsa_helpers.widgets import polynomial_explorer
+
+    plt.close("all")
+    set_and_run(polynomial_explorer(), caplog)
+    assert len(plt.gcf().axes) == 1
+    facts = set_and_run(polynomial_explorer(sizes=True), caplog, d=1, d_out=1, a=1, t=1)
+    bars = plt.gcf().axes[-1]
+    assert [b.get_width() for b in bars.patches] == [1, 1, 3] == [  # d = d' = a = t = 1: 2ad + dd'
+        facts["monomials per output entry"], facts["span dimension of the neuromanifold"],
+        facts["parameters"]]
+    assert all(b.get_x() + b.get_width() > bars.get_xlim()[0] for b in bars.patches)
+    plt.close("all")
