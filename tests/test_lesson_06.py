@@ -2,7 +2,8 @@
 
 The check compares the powers of ``s`` in ``L(sU) - L(0)`` with a polynomial fit of the computed
 loss, and the exponent of the escape time with section 3's measurement; the cells it needs (set-up,
-the run of section 3 and the sweep over scales) run here in one namespace.
+the run of section 3 and the sweep over scales) run here in one namespace, and the whole core runs
+in a kernel with the exercise answered.
 """
 
 import json
@@ -10,12 +11,15 @@ import re
 from pathlib import Path
 
 import matplotlib
+import nbformat
 import pytest
+from nbclient import NotebookClient
 
 matplotlib.use("Agg")
 
 LESSON = Path(__file__).resolve().parents[1] / "notebooks" / "06_training.ipynb"
 RAISE = re.compile(r"^raise NotImplementedError\(.*\)\n", re.MULTILINE)
+ANSWER = "powers = (3, 6)\nexponent = -1\n"
 
 
 def sources():
@@ -34,7 +38,6 @@ def namespace():
     names = {}
     for marker in ("SEED = 2025", "descent = gradient_descent(", "left_zero = np.array("):
         exec(the_cell(marker), names)
-    exec("from lsa_helpers import loss_and_gradient", names)
     return names
 
 
@@ -47,7 +50,7 @@ def test_the_stub_does_not_give_the_answer():
 
 
 def test_the_check_accepts_the_worked_answer(namespace, capsys):
-    exec(RAISE.sub("powers = (3, 6)\nexponent = -1\n", stub()), dict(namespace))
+    exec(RAISE.sub(ANSWER, stub()), dict(namespace))
     assert capsys.readouterr().out.strip().endswith("all checks passed")
 
 
@@ -60,3 +63,16 @@ def test_the_check_accepts_the_worked_answer(namespace, capsys):
 def test_the_check_rejects_wrong_answers(namespace, answer, message):
     with pytest.raises(AssertionError, match=message):
         exec(RAISE.sub(answer, stub()), dict(namespace))
+
+
+def test_the_core_runs_with_the_exercise_answered():
+    """Every core cell, up to the Summary, in one kernel: the check finds all it uses in the core."""
+    nb = nbformat.read(LESSON, as_version=4)
+    nb.cells = nb.cells[:next(i for i, c in enumerate(nb.cells) if c.source.startswith("## Summary"))]
+    stubs = [c for c in nb.cells if "raises-exception" in c.metadata.get("tags", [])]
+    assert len(stubs) == 1
+    stubs[0].source = RAISE.sub(ANSWER, stubs[0].source)
+    stubs[0].metadata["tags"] = []
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(LESSON.parent)}}).execute()
+    assert "all checks passed" in "".join(o.get("text", "") for o in stubs[0].outputs)
