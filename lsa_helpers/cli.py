@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import signal
 import sys
+import threading
 
 import numpy as np
 
@@ -157,21 +159,40 @@ def main(argv=None) -> int:
     """Run the command line; every failure prints one line to stderr.
 
     Exit status: 2 for bad input (and requests above ``--max-memory``), 1 when memory runs out
-    anyway or the output cannot be written, 130 on Ctrl-C (after which a second one is ignored
-    while the process ends), 141 (silently, as for SIGPIPE) when the reader of the output is
-    gone.
+    anyway or the output cannot be written, 130 on Ctrl-C (after which further ones are ignored:
+    the process ends), 141 (silently, as for SIGPIPE) when the reader of the output is gone.
     """
-    try:
-        args = _parser().parse_args(argv)
-        run = {"dimension": _dimension, "reproduce": _reproduce, "data": _data}[args.command]
-        return _print(run(args))
-    except ValueError as error:
-        return _fail(f"error: {error}", 2)
-    except MemoryError:
-        return _fail("out of memory: try a smaller architecture or fewer tokens", 1)
-    except KeyboardInterrupt:
+    with _first_interrupt_only():
+        try:
+            args = _parser().parse_args(argv)
+            run = {"dimension": _dimension, "reproduce": _reproduce, "data": _data}[args.command]
+            return _print(run(args))
+        except ValueError as error:
+            return _fail(f"error: {error}", 2)
+        except MemoryError:
+            return _fail("out of memory: try a smaller architecture or fewer tokens", 1)
+        except KeyboardInterrupt:
+            return _fail("interrupted", 130)
+
+
+@contextlib.contextmanager
+def _first_interrupt_only():
+    """Ctrl-C raises KeyboardInterrupt once; later ones are ignored, also after this block, while
+    the process cleans up and ends. Without a Ctrl-C the previous handler comes back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        return _fail("interrupted", 130)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is interrupt:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _print(text: str) -> int:

@@ -417,7 +417,7 @@ def load_table(name: str, *, folder=None) -> tuple:
     if name not in TABLES:
         raise ValueError(f"name must be one of {tuple(TABLES)}, got {name!r}")
     table = TABLES[name]
-    folder = data_folder() if folder is None else Path(folder)
+    folder = data_folder() if folder is None else Path(folder).expanduser()
     path = folder / table.filename
     try:
         if not path.is_file():
@@ -603,7 +603,8 @@ def _atlas_problem(row: dict) -> str | None:
         return (f"certified_dimension = {row['certified_dimension']} with exact rank {exact} and "
                 f"upper bound {upper}")
     if (row["exact_stopped"] == "met upper bound") != (exact == upper):
-        return f"exact_stopped = {row['exact_stopped']!r} with exact rank {exact} and upper bound {upper}"
+        return (f"exact_stopped = {row['exact_stopped']!r} with exact rank {exact} and upper "
+                f"bound {upper}")
     for name in ("upper_bound", "float_rank", "softmax_rank", "softmax_upper_bound"):
         if row[name] > P:
             return f"{name} = {row[name]} exceeds the {P} parameters"
@@ -811,7 +812,7 @@ def _output_folder(folder) -> Path:
         folder = data_folder()
     elif not str(folder).strip():
         raise ValueError(f"folder must be a path, got folder={str(folder)!r}")
-    folder = Path(folder)
+    folder = Path(folder).expanduser()
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"folder must be a directory, got {folder} (not a directory)")
     folder.mkdir(parents=True, exist_ok=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 from decimal import Decimal
-from math import ceil
 
 import numpy as np
 
@@ -99,10 +98,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if max_samples is not None and (not isinstance(max_samples, (int, np.integer))
-                                    or isinstance(max_samples, bool) or max_samples < 1):
-        raise ValueError(
-            f"max_samples must be a positive integer or None, got max_samples={max_samples!r}")
+    _check_count("max_samples", max_samples)
     if method == "auto":
         method = "certified" if arch.is_lightning else "float"
     exact = method != "float"
@@ -123,6 +119,12 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
                                                progress=progress, fits=fits)
     return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
                      found, p)
+
+
+def _check_count(name: str, value) -> None:
+    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
+                              or value < 1):
+        raise ValueError(f"{name} must be a positive integer or None, got {name}={value!r}")
 
 
 def _fiber_rank(arch: Architecture, weights, p: int | None, rng) -> int:
@@ -149,6 +151,9 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
     memory measured on softmax, deep lightning, float and exact runs lies between 1/4 of it
     and all of it (``tests/test_memory.py``).
     """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    _check_count("inputs", inputs)
     exact = method in ("exact", "certified") or method == "auto" and arch.is_lightning
     count, held, rounds = _first_round(arch), 0, []
     for new in _rounds(count, inputs or count):
@@ -233,7 +238,8 @@ def _fiber_bytes(arch: Architecture, exact: bool) -> int:
 
 def _fiber_rows(arch: Architecture) -> int:
     """Rows of :func:`~lsa_helpers.symmetries.fiber_tangents` at a generic point: ``a_i^2`` per
-    layer, ``d_i^2`` per hidden layer and ``2 l - 1`` scalings (lightning) for the symmetries,
+    layer, ``d_i^2`` per hidden layer and ``2 l - 1`` scalings (lightning; ``a_i^2`` and ``l``
+    scalings with residual blocks) for the symmetries,
     ``d (d - 1) / 2`` per layer that sees parallel tokens with ``a >= d >= 2``, and the width
     directions: the next layer's ``2 a + d'`` rows times the unreached part of a hidden layer
     (``d_i - min(d_0, ..., d_i)``), and ``d_{i-1}`` times its unread part."""
@@ -310,7 +316,7 @@ def _rounds(count: int, limit: int):
     while new > 0:
         yield new
         samples += new
-        new = min(ceil(samples / 2), limit - samples)
+        new = min(-(-samples // 2), limit - samples)
 
 
 def _grow(rows, count, upper, modulus, rng, limit, bar, fits):

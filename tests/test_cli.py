@@ -75,7 +75,8 @@ def test_plain_text_output(capsys):
      ("the certified rank (the default for lightning) needs max(widths + ranks) * tokens <= "
       "8192, got 3 * 100000000; use --method float")),
     (["--widths", "10000,1", "--ranks", "1", "--tokens", "1", "--method", "exact"],
-     "--method exact needs max(widths + ranks) * tokens <= 8192, got 10000 * 1; use --method float"),
+     ("--method exact needs max(widths + ranks) * tokens <= 8192, got 10000 * 1; use --method "
+      "float")),
     (["--widths", "3,3", "--ranks", "2", "--max-memory", "0"],
      "argument --max-memory: --max-memory must be a positive number of GB, got '0'"),
     (["--widths", "500,500", "--ranks", "500"],
