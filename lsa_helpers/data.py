@@ -1,8 +1,9 @@
 """Precomputed tables in ``data/``: a dimension atlas and reruns of the softmax experiment.
 
 Three plain CSV tables, rebuilt by ``python -m lsa_helpers data build`` (:func:`build_data`) and
-read back by :func:`load_table`, which checks each file against ``data/SHA256SUMS`` and against
-its schema (:data:`TABLES`: column names, order and types) before it returns anything.
+read back by :func:`load_table`, which checks each file against ``data/SHA256SUMS``, against
+its schema (:data:`TABLES`: column names, order and types) and each row against itself before it
+returns anything.
 
 - ``atlas``: one row per lightning architecture of :func:`atlas_grid` (:func:`atlas_row`): the
   formula dimension, the float64 rank with its gap, the exact rank mod p, the symmetry upper
@@ -387,11 +388,14 @@ def data_folder() -> Path:
 def load_table(name: str, *, folder=None) -> tuple:
     """Read table ``name`` of ``data/`` (see :data:`TABLES`) as a tuple of frozen records.
 
-    The file must match its checksum in ``SHA256SUMS`` and its schema: the header lists exactly
-    the table's columns in order, every row has one cell per column, and every cell parses to its
-    column's type. Records are frozen dataclasses with one field per column: ``int``, ``float``
-    (gaps, ``inf`` allowed), ``str``, ``bool``, ``tuple`` of ints (widths, ranks, trial ranks), or
-    None for an empty cell of a nullable column.
+    The file, read once (at most :data:`TABLE_LIMIT` bytes), must match its checksum in
+    ``SHA256SUMS`` and its schema: the header lists exactly the table's columns in order, every
+    row has one cell per column, and every cell parses to its column's type. Each row must agree
+    with itself: the columns that follow from the architecture (parameters, formulas), bounds in
+    order, a certified dimension exactly where they meet, verdicts that match the gaps, ranks
+    that match the trials. Records are frozen dataclasses with one field per column: ``int``,
+    ``float`` (gaps, ``inf`` allowed), ``str``, ``bool``, ``tuple`` of ints (widths, ranks, trial
+    ranks), or None for an empty cell of a nullable column.
 
     Parameters
     ----------
@@ -404,9 +408,12 @@ def load_table(name: str, *, folder=None) -> tuple:
     ------
     ValueError
         One line naming the file and the problem: unknown table, checksum mismatch or missing
-        checksum, wrong columns, a row of the wrong length, a cell of the wrong type.
+        checksum, a file too large, wrong columns, a row of the wrong length, a cell of the wrong
+        type, a row that contradicts itself (with its line).
     FileNotFoundError
         If the file does not exist.
+    OSError
+        One line naming the file, if it cannot be read (permissions).
 
     Examples
     --------
