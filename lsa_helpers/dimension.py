@@ -216,14 +216,9 @@ def _tangent_entries(arch: Architecture) -> int:
 
 
 def _chunk_bytes(arch: Architecture, inputs: int) -> int:
-    """Peak of one exact chunk: its Jacobian mod p, or its sketch (``k <= P + 16`` random
-    combinations of its ``m`` rows, as float64 and int64, and products with ``P`` columns), or
-    the eliminated part as Python integers and FLINT matrices (about 64 bytes a residue); on
-    top of the column sketch and the echelon form kept between chunks (``2 P^2`` residues)."""
-    P, m = arch.parameter_count, inputs * arch.widths[-1] * arch.tokens
-    k = min(m, P + 16)
-    sketch = _rows_bytes(arch, inputs) + 8 * k * (2 * m + 3 * P)
-    return 16 * P * P + max(_jacobian_bytes(arch, inputs, exact=True), sketch, 64 * k * P)
+    """Peak of one exact chunk of ``inputs`` inputs (:func:`jacobian_bytes`)."""
+    return jacobian_bytes(arch.parameter_count, inputs * arch.widths[-1] * arch.tokens,
+                          exact=True, computing=_jacobian_bytes(arch, inputs, exact=True))
 
 
 def _fiber_bytes(arch: Architecture, exact: bool) -> int:
@@ -265,12 +260,22 @@ def _rank_bytes(rows: int, columns: int) -> int:
     return 8 * (3 * rows * columns + min(rows, columns) ** 2)
 
 
-def jacobian_bytes(parameters: int, rows: int, *, exact: bool) -> int:
-    """Bytes of a ``rows x parameters`` float64 Jacobian and of its rank: three copies for an
-    SVD, or FLINT's matrix with the Python list of residues it is built from (about 48 bytes a
-    residue, of at most ``2 (parameters + 16)`` combined rows)."""
-    copies = 6 * min(rows, 2 * (parameters + 16)) if exact else 3 * rows
-    return 8 * (rows + copies) * parameters
+def jacobian_bytes(parameters: int, rows: int, *, exact: bool, computing: int | None = None) -> int:
+    """Peak bytes of the rank of ``rows`` Jacobian rows of ``parameters`` columns, which take
+    ``computing`` bytes to compute (default: three copies of them).
+
+    A float rank: the copies of :func:`~lsa_helpers.rank.float_rank`. An exact rank (a chunk of
+    :func:`grow_rank`): the rows, or their sketch (``k <= parameters + 16`` random combinations,
+    as float64 and int64, and its products with the columns), or the eliminated part as Python
+    integers and FLINT matrices (about 64 bytes a residue); on top of the column sketch and the
+    echelon form kept between chunks (``2 parameters^2`` residues).
+    """
+    P, J = parameters, 8 * rows * parameters
+    computing = 3 * J if computing is None else computing
+    if not exact:
+        return max(computing, _rank_bytes(rows, P))
+    k = min(rows, P + 16)
+    return 16 * P * P + max(computing, J + 8 * k * (2 * rows + 3 * P), 64 * k * P)
 
 
 def check_memory(needed: int, max_memory: float, name: str = "max_memory") -> None:

@@ -11,14 +11,14 @@ import pytest
 
 from lsa_helpers import Architecture, dimension, memory_estimate, reproduce_softmax_conjecture
 from lsa_helpers.cli import main
-from lsa_helpers.dimension import float_rank_memory
+from lsa_helpers.dimension import float_rank_memory, jacobian_bytes
 
 FACTOR = 4  # the docstring of memory_estimate: the peak is between 1/FACTOR of it and all of it
 
 MEASURE = r"""
 import ctypes, gc, json, sys
 import lsa_helpers as L
-from lsa_helpers.dimension import float_rank_memory
+from lsa_helpers.dimension import float_rank_memory, jacobian_bytes
 
 trim = getattr(ctypes.CDLL(None), "malloc_trim", lambda pad: 0)  # glibc: free heap back
 
@@ -79,7 +79,11 @@ def test_the_estimate_bounds_the_measured_peak():
     (lambda: memory_estimate(Architecture((8, 8), (8,), "softmax", 1000), "float"), 3.11e9),
     (lambda: memory_estimate(Architecture((2, 2, 2), (1, 1), tokens=2000)), 1.05e9),
     (lambda: float_rank_memory(Architecture((3, 3, 3), (2, 2), "softmax"), 200_000), 1.56e9),
-], ids=["softmax, 1000 tokens", "deep lightning, 2000 tokens", "experiment, 200000 samples"])
+    # multihead_dimension(MultiHead(24, 24, ranks=(6, 6, 6), value_ranks=(8, 8, 8))): 2016
+    # parameters, a first round of 28 inputs, 28 * 24 * 3 rows
+    (lambda: jacobian_bytes(2016, 2016, exact=True), 2.68e8),
+], ids=["softmax, 1000 tokens", "deep lightning, 2000 tokens", "experiment, 200000 samples",
+        "multi-head layer"])
 def test_the_estimate_covers_the_peaks_measured_on_large_runs(estimate, measured):
     """Runs too large for a test, measured once as above (peak resident memory added)."""
     assert measured <= estimate() <= FACTOR * measured
