@@ -66,13 +66,14 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     >>> [(r.width, r.expected_dimension, r.rank) for r in rows]
     [(3, 25, 25)]
     """
-    for name, value in (("samples", samples), ("workers", workers or 1)):
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    for name, value in (("samples", samples), ("workers", workers)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
     archs = [Architecture((w,) * (layers + 1), (rank,) * layers, "softmax", tokens) for w in widths]
     counts = [trials_at_10 if w == 10 else trials for w in widths]
     jobs = [arch for arch, count in zip(archs, counts) for _ in range(count)]
-    workers = min(workers or os.cpu_count() or 1, len(jobs) or 1)
+    workers = min(workers, len(jobs) or 1)
     check_memory(workers * max((float_rank_memory(a, samples) for a in archs), default=0),
                  max_memory)
     seeds = as_generator(rng).spawn(len(jobs))
