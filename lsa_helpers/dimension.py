@@ -147,9 +147,9 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
     at most a first round's inputs (rows are sketched as they come, so later rounds add
     nothing); for a float rank, each round, which holds the rows of all inputs so far. A chunk
     or round counts the Jacobian with the forward-mode tangents of its largest parameter group
-    (:func:`_jacobian_bytes`) and the copies its rank makes. An upper bound: the peak resident
-    memory measured on softmax, deep lightning, float and exact runs lies between a quarter of
-    it and all of it.
+    (:func:`_jacobian_bytes`) and the copies its rank makes, with :data:`OVERHEAD` on top. An
+    upper bound: the peak resident memory measured on softmax, deep lightning, float and exact
+    runs that add 25 MB to 3 GB lies between a quarter of it and all of it.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
