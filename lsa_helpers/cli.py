@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
+import signal
 import sys
+import threading
 
 import numpy as np
 
 from .architecture import Architecture
 from .data import build_data
-from .dimension import MAX_MEMORY, METHODS, dimension, memory_estimate
+from .dimension import MAX_MEMORY, METHODS, check_memory, dimension, memory_estimate
 from .experiments import reproduce_softmax_conjecture
+from .rank import EXACT_FLOAT, PRIME
 
 __all__ = ["main"]
 
@@ -37,7 +42,7 @@ LARGE = 0.5e9
 
 
 def _seed(text: str) -> int:
-    if not text.isdigit():
+    if not re.fullmatch("[0-9]+", text):
         raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {text!r}")
     return int(text)
 
@@ -85,12 +90,29 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXACT_INNER = (EXACT_FLOAT - 1) // (PRIME - 1) ** 2
+"""Exact ranks multiply residues mod the prime of the command line in float64 (exactly below
+``2^53``): the inner dimension of a product, ``max(widths + ranks) * tokens``, is at most this."""
+
+
+def _check_exact(arch: Architecture, method: str) -> None:
+    """The command line's words for :func:`~lsa_helpers.jacobian.check_modulus` (no modulus)."""
+    inner = max(arch.widths + arch.ranks)
+    if method != "float" and arch.is_lightning and inner * arch.tokens > EXACT_INNER:
+        what = ("the certified rank (the default for lightning)" if method == "auto"
+                else f"--method {method}")
+        raise ValueError(f"{what} needs max(widths + ranks) * tokens <= {EXACT_INNER}, got "
+                         f"{inner} * {arch.tokens}; use --method float")
+
+
 def _dimension(args) -> str:
     arch = Architecture(args.widths, args.ranks, "softmax" if args.softmax else "lightning",
                         args.tokens, skip=args.skip)
+    _check_exact(arch, args.method)
     needed = memory_estimate(arch, args.method)
-    if LARGE <= needed <= args.max_memory:
-        print(f"lsa_helpers: this request needs about {needed / 1e9:.2g} GB of memory or more; "
+    check_memory(needed, args.max_memory, "--max-memory")
+    if needed >= LARGE:
+        print(f"lsa_helpers: this request may need up to {needed / 1e9:.2g} GB of memory; "
               "the rank's progress follows", file=sys.stderr, flush=True)
     result = dimension(arch, method=args.method, rng=args.seed, max_memory=args.max_memory,
                        progress=True)
@@ -138,24 +160,61 @@ def main(argv=None) -> int:
     """Run the command line; every failure prints one line to stderr.
 
     Exit status: 2 for bad input (and requests above ``--max-memory``), 1 when memory runs out
-    anyway, 130 on Ctrl-C, 141 (silently, as for SIGPIPE) when the reader of the output is gone.
+    anyway or the output cannot be written, 130 on Ctrl-C (after which further ones are ignored:
+    the process ends), 141 (silently, as for SIGPIPE) when the reader of the output is gone.
     """
+    with _first_interrupt_only():
+        try:
+            args = _parser().parse_args(argv)
+            run = {"dimension": _dimension, "reproduce": _reproduce, "data": _data}[args.command]
+            return _print(run(args))
+        except ValueError as error:
+            return _fail(f"error: {error}", 2)
+        except MemoryError:
+            return _fail("out of memory: try a smaller architecture or fewer tokens", 1)
+        except KeyboardInterrupt:
+            return _fail("interrupted", 130)
+
+
+@contextlib.contextmanager
+def _first_interrupt_only():
+    """Ctrl-C raises KeyboardInterrupt once; later ones are ignored, also after this block, while
+    the process cleans up and ends. Without a Ctrl-C the previous handler comes back."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
     try:
-        args = _parser().parse_args(argv)
-        run = {"dimension": _dimension, "reproduce": _reproduce, "data": _data}[args.command]
-        print(run(args), flush=True)
-    except ValueError as error:
-        return _fail(f"error: {error}", 2)
-    except MemoryError:
-        return _fail("out of memory: try a smaller architecture or fewer tokens", 1)
-    except KeyboardInterrupt:
-        return _fail("interrupted", 130)
-    except BrokenPipeError:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is interrupt:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _print(text: str) -> int:
+    """Print the result; 141 when the reader is gone, 1 when the output cannot be written."""
+    try:
+        print(text, flush=True)
+    except OSError as error:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 141
+        if isinstance(error, BrokenPipeError):
+            return 141
+        return _fail(f"cannot write the output: {error.strerror or error}", 1)
     return 0
 
 
+LONGEST = 200
+"""Characters of one word that a message shows whole; a longer one is cut, with its length."""
+
+
 def _fail(message: str, status: int) -> int:
+    message = re.sub(r"\S{%d,}" % (LONGEST + 1),
+                     lambda m: f"{m.group()[:60]}... ({len(m.group())} characters)",
+                     re.sub(r"\s*[\r\n]\s*", " ", message))
     print(f"lsa_helpers: {message}", file=sys.stderr)
     return status

@@ -1,8 +1,9 @@
 """Precomputed tables in ``data/``: a dimension atlas and reruns of the softmax experiment.
 
 Three plain CSV tables, rebuilt by ``python -m lsa_helpers data build`` (:func:`build_data`) and
-read back by :func:`load_table`, which checks each file against ``data/SHA256SUMS`` and against
-its schema (:data:`TABLES`: column names, order and types) before it returns anything.
+read back by :func:`load_table`, which checks each file against ``data/SHA256SUMS``, against
+its schema (:data:`TABLES`: column names, order and types) and each row against itself before it
+returns anything.
 
 - ``atlas``: one row per lightning architecture of :func:`atlas_grid` (:func:`atlas_row`): the
   formula dimension, the float64 rank with its gap, the exact rank mod p, the symmetry upper
@@ -36,6 +37,8 @@ from itertools import product
 from pathlib import Path
 
 from .architecture import Architecture
+from .formulas import formula_dimension
+from .rank import CLEAR_GAP
 
 __all__ = ["DATA_DIR", "DATA_ENV", "TABLES", "Column", "Table", "atlas_grid", "atlas_row",
            "build_data", "data_folder", "load_table", "write_atomic"]
@@ -94,7 +97,8 @@ class Table:
 
 
 _VERDICTS = ("clear", "UNCLEAR")
-_STOPPED = ("met upper bound", "stopped growing", "sample limit", "exceeds upper bound")
+_STOPPED = ("met upper bound", "stopped growing", "sample limit", "memory limit",
+            "exceeds upper bound")
 _KINDS = ("one layer", "equal widths", "bottleneck", "wide hidden", "unequal hidden")
 
 
@@ -104,7 +108,8 @@ def _float_columns(prefix: str, what: str) -> tuple[Column, ...]:
         Column(f"{prefix}gap", "gap",
                "smallest kept over largest dropped singular value (full rank: kept over the "
                "tolerance; inf: the dropped ones are exactly 0), two significant digits"),
-        Column(f"{prefix}verdict", "str", "clear when the gap is at least 1e4, else UNCLEAR",
+        Column(f"{prefix}verdict", "str", "clear when the gap is at least 1e4 and nothing else doubts the "
+               "rank (`FloatRank.reason`), else UNCLEAR",
                choices=_VERDICTS),
         Column(f"{prefix}samples", "int", "inputs used (adaptive, see `dimension`)"),
         Column(f"{prefix}stopped", "str", "why no more inputs were added", choices=_STOPPED),
@@ -168,7 +173,8 @@ _CONJECTURE_COLUMNS = (
     Column("jacobian_rank", "int", "largest float64 Jacobian rank over the trials (the "
            "maximum, as in the authors' submission code)"),
     Column("gap", "gap", "singular-value gap of that trial, two significant digits"),
-    Column("verdict", "str", "clear when that gap is at least 1e4", choices=_VERDICTS),
+    Column("verdict", "str", "clear when that gap is at least 1e4 and nothing else doubts "
+           "the rank", choices=_VERDICTS),
     Column("smallest_gap", "gap", "smallest gap over all trials, two significant digits"),
     Column("trials_right", "int", "trials whose rank is the expected dimension"),
     Column("trials_clear", "int", "trials whose gap is clear"),
@@ -314,25 +320,68 @@ def _read_checksums(folder: Path, filename: str) -> str:
     sums = folder / CHECKSUMS
     if not sums.is_file():
         raise ValueError(f"{folder / filename}: cannot verify it, {sums} does not exist")
-    try:
-        lines = sums.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise ValueError(f"{sums}: not UTF-8 text") from None
-    for line in lines:
+    for line in _text(sums, _read(sums, SUMS_LIMIT)).splitlines():
         match = re.fullmatch(r"([0-9a-f]{64}) [ *](.+)", line)
         if match and match.group(2) == filename:
             return match.group(1)
     raise ValueError(f"{folder / filename}: not listed in {sums}")
 
 
+SUMS_LIMIT = 2**16
+"""Bytes: the largest ``SHA256SUMS`` that :func:`load_table` reads (three lines of 83 bytes)."""
+
+TABLE_LIMIT = 2**26
+"""Bytes: the largest table that :func:`load_table` reads (the atlas has half a megabyte)."""
+
+
+def _read(path: Path, limit: int) -> bytes:
+    """The bytes of ``path``, read once; ValueError if there are more than ``limit``."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: larger than {limit} bytes, not one of the course's files")
+    return data
+
+
+def _text(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
+
+
+def _verified(folder: Path, filename: str) -> bytes:
+    """The bytes of ``folder/filename`` that match their checksum, read once.
+
+    A rebuild replaces the tables and then ``SHA256SUMS``: a mismatch is read again once, a
+    moment later, before it is reported.
+    """
+    path = folder / filename
+    for wait in (0.1, None):
+        expected = _read_checksums(folder, filename)
+        data = _read(path, TABLE_LIMIT)
+        found = hashlib.sha256(data).hexdigest()
+        if found == expected:
+            return data
+        if wait:
+            time.sleep(wait)
+    raise ValueError(f"{path}: checksum does not match {CHECKSUMS} (expected "
+                     f"{expected[:12]}..., got {found[:12]}...): the file was changed or "
+                     "cut short")
+
+
 # --- reading ------------------------------------------------------------------------------------
 
 def data_folder() -> Path:
-    """Where the tables are: ``$LSA_DATA_DIR`` if set; else :data:`DATA_DIR` when it holds them
-    (a clone, or an editable install); else ``data/`` of the current folder or of its parent (a
-    clone whose package was installed elsewhere: the notebooks run in ``notebooks/``)."""
-    if os.environ.get(DATA_ENV):
-        return Path(os.environ[DATA_ENV])
+    """Where the tables are: ``$LSA_DATA_DIR`` if set (``~`` expanded); else :data:`DATA_DIR`
+    when it holds them (a clone, or an editable install); else ``data/`` of the current folder
+    or of its parent (a clone whose package was installed elsewhere: the notebooks run in
+    ``notebooks/``)."""
+    value = os.environ.get(DATA_ENV, "")
+    if value:
+        if not value.strip():
+            raise ValueError(f"{DATA_ENV} must be a folder, got {DATA_ENV}={value!r}")
+        return Path(value).expanduser()
     here = Path.cwd()
     return next((f for f in (DATA_DIR, here / "data", here.parent / "data")
                  if (f / CHECKSUMS).is_file()), DATA_DIR)
@@ -341,11 +390,14 @@ def data_folder() -> Path:
 def load_table(name: str, *, folder=None) -> tuple:
     """Read table ``name`` of ``data/`` (see :data:`TABLES`) as a tuple of frozen records.
 
-    The file must match its checksum in ``SHA256SUMS`` and its schema: the header lists exactly
-    the table's columns in order, every row has one cell per column, and every cell parses to its
-    column's type. Records are frozen dataclasses with one field per column: ``int``, ``float``
-    (gaps, ``inf`` allowed), ``str``, ``bool``, ``tuple`` of ints (widths, ranks, trial ranks), or
-    None for an empty cell of a nullable column.
+    The file, read once (at most :data:`TABLE_LIMIT` bytes), must match its checksum in
+    ``SHA256SUMS`` and its schema: the header lists exactly the table's columns in order, every
+    row has one cell per column, and every cell parses to its column's type. Each row must agree
+    with itself: the columns that follow from the architecture (parameters, formulas), bounds in
+    order, a certified dimension exactly where they meet, verdicts that match the gaps, ranks
+    that match the trials. Records are frozen dataclasses with one field per column: ``int``,
+    ``float`` (gaps, ``inf`` allowed), ``str``, ``bool``, ``tuple`` of ints (widths, ranks, trial
+    ranks), or None for an empty cell of a nullable column.
 
     Parameters
     ----------
@@ -358,9 +410,12 @@ def load_table(name: str, *, folder=None) -> tuple:
     ------
     ValueError
         One line naming the file and the problem: unknown table, checksum mismatch or missing
-        checksum, wrong columns, a row of the wrong length, a cell of the wrong type.
+        checksum, a file too large, wrong columns, a row of the wrong length, a cell of the wrong
+        type, a row that contradicts itself (with its line).
     FileNotFoundError
         If the file does not exist.
+    OSError
+        One line naming the file, if it cannot be read (permissions).
 
     Examples
     --------
@@ -371,26 +426,19 @@ def load_table(name: str, *, folder=None) -> tuple:
     if name not in TABLES:
         raise ValueError(f"name must be one of {tuple(TABLES)}, got {name!r}")
     table = TABLES[name]
-    folder = data_folder() if folder is None else Path(folder)
+    folder = data_folder() if folder is None else Path(folder).expanduser()
     path = folder / table.filename
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file (build it with "
-                                f"`python -m lsa_helpers data build`, or set {DATA_ENV} to the "
-                                "course's data/ folder)")
-    expected, found = _read_checksums(folder, table.filename), _sha256(path)
-    if found != expected:
-        raise ValueError(f"{path}: checksum does not match {CHECKSUMS} (expected "
-                         f"{expected[:12]}..., got {found[:12]}...): the file was changed or "
-                         "cut short")
-    return _parse_table(table, path)
-
-
-def _parse_table(table: Table, path: Path) -> tuple:
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: no such file (build it with "
+                                    f"`python -m lsa_helpers data build`, or set {DATA_ENV} to "
+                                    "the course's data/ folder)")
+        data = _verified(folder, table.filename)
+    except OSError as error:
+        if error.filename is None:  # already one line, naming the file
+            raise
+        raise type(error)(f"{error.filename}: cannot read it ({error.strerror})") from None
+    reader = csv.reader(io.StringIO(_text(path, data), newline=""))
     try:
         return _records(table, path, reader)
     except csv.Error as error:
@@ -425,9 +473,9 @@ def _records(table: Table, path: Path, reader) -> tuple:
             raise ValueError(f"{path}: line {line} repeats line {lines[key]} "
                              f"({', '.join(f'{n}={v!r}' for n, v in zip(table.key, key))})")
         lines[key] = line
-        if "trial_ranks" in values and len(values["trial_ranks"]) != values["trials"]:
-            raise ValueError(f"{path}: line {line}: trials = {values['trials']} but trial_ranks "
-                             f"lists {len(values['trial_ranks'])} ranks")
+        problem = _PROBLEMS[table.name](values)
+        if problem:
+            raise ValueError(f"{path}: line {line}: {problem}")
         records.append(table.record(**values))
     if not records:
         raise ValueError(f"{path}: the table has no rows")
@@ -524,64 +572,108 @@ def atlas_row(arch: Architecture, seed: int = 0) -> dict:
 
 
 def _check_atlas_row(row: dict) -> None:
-    """Stop the build where a formula disagrees with the exact rank, or the bounds cross."""
-    where = (f"widths={row['widths']} ranks={row['ranks']} t={row['tokens']} "
-             f"(seed {row['seed']})")
-    formula = row["formula_dimension"]
-    if formula is not None and formula != row["exact_rank"]:
-        raise ValueError(f"atlas: formula dimension {formula} ({row['formula_status']}) disagrees "
-                         f"with the exact rank {row['exact_rank']} at {where}")
-    if row["exact_rank"] > row["upper_bound"]:
-        raise ValueError(f"atlas: exact rank {row['exact_rank']} exceeds the upper bound "
-                         f"{row['upper_bound']} at {where}")
+    """Stop the build at a row that contradicts itself (:func:`_atlas_problem`)."""
+    problem = _atlas_problem(row)
+    if problem:
+        raise ValueError(f"atlas: {problem} at widths={row['widths']} ranks={row['ranks']} "
+                         f"t={row['tokens']} (seed {row['seed']})")
+
+
+def _atlas_problem(row: dict) -> str | None:
+    """What contradicts itself in an atlas row, or None.
+
+    The columns that follow from the widths, ranks and tokens (depth, parameters, kind, today's
+    formulas); the bounds (the formula, where one applies, equal to the exact rank; exact rank
+    <= upper bound <= parameters); the certificate, present exactly when the bounds meet; the
+    exact rank's stop reason; float ranks at most the parameters, and their verdicts.
+    """
+    widths, ranks = row["widths"], row["ranks"]
+    if row["layers"] != len(ranks) or len(widths) != len(ranks) + 1:
+        return f"layers = {row['layers']} with widths {widths} and ranks {ranks}"
+    arch = Architecture(widths, ranks, tokens=row["tokens"])
+    P = arch.parameter_count
+    lightning = formula_dimension(arch)
+    softmax = formula_dimension(dataclasses.replace(arch, normalization="softmax"))
+    implied = {"parameters": P, "kind": _kind(arch), "rank_one_intermediate": 1 in ranks[:-1],
+               "formula_dimension": lightning.value, "formula_status": lightning.status,
+               "softmax_formula_dimension": softmax.value,
+               "softmax_formula_status": softmax.status}
+    for name, value in implied.items():
+        if row[name] != value:
+            return f"{name} = {row[name]!r}, not {value!r} as the widths, ranks and tokens give"
+    exact, upper = row["exact_rank"], row["upper_bound"]
+    if lightning.value is not None and lightning.value != exact:
+        return (f"formula dimension {lightning.value} ({lightning.status}) disagrees with the "
+                f"exact rank {exact}")
+    if exact > upper:
+        return f"exact rank {exact} exceeds the upper bound {upper}"
+    certified = exact if exact == upper else None
+    if row["certified_dimension"] != certified:
+        return (f"certified_dimension = {row['certified_dimension']} with exact rank {exact} and "
+                f"upper bound {upper}")
+    if (row["exact_stopped"] == "met upper bound") != (exact == upper):
+        return (f"exact_stopped = {row['exact_stopped']!r} with exact rank {exact} and upper "
+                f"bound {upper}")
+    for name in ("upper_bound", "float_rank", "softmax_rank", "softmax_upper_bound"):
+        if row[name] > P:
+            return f"{name} = {row[name]} exceeds the {P} parameters"
+    return _verdict_problem(row, "float_") or _verdict_problem(row, "softmax_")
+
+
+def _conjecture_problem(row: dict) -> str | None:
+    """What contradicts itself in a row of the softmax experiments, or None: the parameters and
+    expected dimension of its architecture, the trials, the largest rank and the right trials
+    from the trial ranks, the verdict from the gap, the smallest gap at most the gap."""
+    arch = Architecture((row["width"],) * (row["layers"] + 1),
+                        (row["attention_rank"],) * row["layers"], "softmax", row["tokens"])
+    ranks = row["trial_ranks"]
+    implied = {"parameters": arch.parameter_count,
+               "expected_dimension": formula_dimension(arch).value,
+               "jacobian_rank": max(ranks),
+               "trials_right": sum(r == row["expected_dimension"] for r in ranks)}
+    if len(ranks) != row["trials"]:
+        return f"trials = {row['trials']} but trial_ranks lists {len(ranks)} ranks"
+    for name, value in implied.items():
+        if row[name] != value:
+            return f"{name} = {row[name]!r}, not {value!r} as the other columns give"
+    if max(ranks) > arch.parameter_count or row["trials_clear"] > row["trials"]:
+        return (f"trial ranks {ranks} above the {arch.parameter_count} parameters, or "
+                f"trials_clear = {row['trials_clear']} above trials = {row['trials']}")
+    if row["smallest_gap"] > row["gap"]:
+        return (f"smallest_gap = {_format(_GAP, row['smallest_gap'])} exceeds gap = "
+                f"{_format(_GAP, row['gap'])}")
+    return _verdict_problem(row, "")
+
+
+def _verdict_problem(row: dict, prefix: str) -> str | None:
+    """A verdict that its gap contradicts: a clear rank has a gap of at least 1e4 (stored with two
+    digits, it reads >= 1e4); an unclear one may have any gap, since other doubts than the gap
+    (:attr:`~lsa_helpers.rank.FloatRank.reason`) make a rank unclear too."""
+    gap, verdict = row[f"{prefix}gap"], row[f"{prefix}verdict"]
+    if gap < CLEAR_GAP and verdict == "clear":
+        return f"{prefix}verdict = {verdict!r} with {prefix}gap = {_format(_GAP, gap)}"
+    return None
+
+
+_PROBLEMS = {"atlas": _atlas_problem, "softmax_conjecture": _conjecture_problem,
+             "softmax_conjecture_extension": _conjecture_problem}
 
 
 def _atlas_job(job) -> dict:
     return atlas_row(*job)
 
 
-def _worker_start(parent: int) -> None:
-    """A worker: one BLAS thread, and (on Linux) a SIGTERM when the build process dies, even by
-    SIGKILL, so that no worker outlives it."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")
-    with contextlib.suppress(OSError, AttributeError):
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # the parent died before the line above took effect
-        os._exit(1)
-
-
 def _atlas_rows(archs, seed: int, workers: int, progress: Callable[[int], object]) -> list[dict]:
-    """Atlas rows in order, one process per worker with one BLAS thread each; ``progress(1)``
-    after each row."""
-    jobs = [(arch, seed) for arch in archs]
-    rows = []
-    if workers <= 1:
-        from threadpoolctl import threadpool_limits
+    """Atlas rows in order, in ``workers`` processes with one BLAS thread each; each row is
+    checked (:func:`_check_atlas_row`) and counted by ``progress(1)`` as it comes."""
+    from .workers import parallel_map
 
-        with threadpool_limits(limits=1, user_api="blas"):
-            for job in jobs:
-                rows.append(_atlas_job(job))
-                _check_atlas_row(rows[-1])
-                progress(1)
-        return rows
-    from concurrent.futures import ProcessPoolExecutor
+    def each(row):
+        _check_atlas_row(row)
+        progress(1)
 
-    with ProcessPoolExecutor(workers, initializer=_worker_start,
-                             initargs=(os.getpid(),)) as pool:
-        try:
-            for row in pool.map(_atlas_job, jobs, chunksize=4):
-                rows.append(row)
-                _check_atlas_row(row)
-                progress(1)
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # stop now, not after the whole grid
-            raise
-    return rows
+    return parallel_map(_atlas_job, [(arch, seed) for arch in archs], workers, chunksize=4,
+                        each=each)
 
 
 # --- the softmax experiments --------------------------------------------------------------------
@@ -610,14 +702,15 @@ def _with_defaults(options: dict) -> dict:
     return {**defaults, **options}
 
 
-def _paper_rows(seed: int, options: dict) -> list[dict]:
+def _paper_rows(seed: int, options: dict, workers: int) -> list[dict]:
     from .experiments import reproduce_softmax_conjecture
 
-    rows = reproduce_softmax_conjecture(rng=seed, **options)
+    rows = reproduce_softmax_conjecture(rng=seed, workers=workers, **options)
     return _conjecture_rows(rows, options=_with_defaults(options), seed=seed)
 
 
-def _extension_rows(seed: int, options: dict, progress: Callable[[int], object]) -> list[dict]:
+def _extension_rows(seed: int, options: dict, workers: int,
+                    progress: Callable[[int], object]) -> list[dict]:
     """One call per rank ``a`` with ``rng = numpy.random.default_rng([seed, a])``."""
     import numpy as np
 
@@ -628,7 +721,8 @@ def _extension_rows(seed: int, options: dict, progress: Callable[[int], object])
     out = []
     for a in ranks:
         rows = reproduce_softmax_conjecture([w for w in widths if w >= a], rank=a,
-                                            rng=np.random.default_rng([seed, a]), **options)
+                                            rng=np.random.default_rng([seed, a]),
+                                            workers=workers, **options)
         out += _conjecture_rows(rows, options=_with_defaults({**options, "rank": a}), seed=seed)
         progress(1)
     return sorted(out, key=lambda r: (r["attention_rank"], r["width"]))
@@ -655,7 +749,7 @@ def build_data(folder=None, *, seed: int = 0, atlas=None, paper: dict | None = N
 
     ``atlas``: the architectures (default :func:`atlas_grid`); ``paper``: keyword arguments of
     :func:`reproduce_softmax_conjecture` (default ``{}``, the paper's settings); ``extension``: as
-    :data:`EXTENSION_EXPERIMENT` (the default). ``workers``: processes for the atlas (default
+    :data:`EXTENSION_EXPERIMENT` (the default). ``workers``: processes for every table (default
     one per core). ``progress``: ``tqdm`` bars on standard error. The folder is checked before
     anything is computed; every file is first written into a staging folder inside it, and only
     when all of them are complete are they moved into place (``SHA256SUMS`` last), so a failed
@@ -693,13 +787,13 @@ def build_data(folder=None, *, seed: int = 0, atlas=None, paper: dict | None = N
 
         clock = time.perf_counter()
         with bar("softmax conjecture (paper)", 1) as shown:
-            paper_rows = _paper_rows(seed, paper)
+            paper_rows = _paper_rows(seed, paper, workers)
             shown.update(1)
         times["softmax_conjecture"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
         with bar("softmax conjecture (extension)", len(extension["ranks"])) as shown:
-            extension_rows = _extension_rows(seed, extension, shown.update)
+            extension_rows = _extension_rows(seed, extension, workers, shown.update)
         times["softmax_conjecture_extension"] = time.perf_counter() - clock
         times["total"] = time.perf_counter() - start
         times["cpu"] = _cpu_seconds() - cpu
@@ -728,7 +822,7 @@ def _output_folder(folder) -> Path:
         folder = data_folder()
     elif not str(folder).strip():
         raise ValueError(f"folder must be a path, got folder={str(folder)!r}")
-    folder = Path(folder)
+    folder = Path(folder).expanduser()
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"folder must be a directory, got {folder} (not a directory)")
     folder.mkdir(parents=True, exist_ok=True)

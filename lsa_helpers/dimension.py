@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from math import ceil
+from decimal import Decimal
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from .formulas import Formula, formula_dimension
 from .forward import layer_forward
 from .jacobian import check_modulus, jacobian
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
-from .symmetries import fiber_tangents
+from .symmetries import fiber_tangents, sees_parallel_tokens
 from .weights import as_generator, random_inputs, random_weights
 
 __all__ = [
@@ -40,9 +40,10 @@ class Dimension:
     are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
     directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``:
     why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
-    ``"sample limit"``, or ``"exceeds upper bound"``: a float rank with a clear gap that still
-    counted rounding noise). ``float_rank``: the float rank with its gap and, where it cannot be
-    trusted, the reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
+    ``"sample limit"``, ``"memory limit"``: the next round would need more than ``max_memory``,
+    or ``"exceeds upper bound"``: a float rank with a clear gap that still counted rounding
+    noise). ``float_rank``: the float rank with its gap and, where it cannot be trusted, the
+    reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
     """
 
     architecture: Architecture
@@ -91,7 +92,8 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     (exact, and the dimension is proved when the lower bound meets ``parameters - rank of the
     symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request
     whose first round needs more than ``max_memory`` bytes (:func:`memory_estimate`) is refused
-    before anything is computed. ``progress``: a ``tqdm`` bar of the rank against the upper bound
+    before anything is computed, and no later round starts that would need more
+    (``stopped="memory limit"``). ``progress``: a ``tqdm`` bar of the rank against the upper bound
     on standard error, shown after 2 seconds.
 
     Examples
@@ -101,10 +103,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if max_samples is not None and (not isinstance(max_samples, (int, np.integer))
-                                    or isinstance(max_samples, bool) or max_samples < 1):
-        raise ValueError(
-            f"max_samples must be a positive integer or None, got max_samples={max_samples!r}")
+    _check_count("max_samples", max_samples)
     if method == "auto":
         method = "certified" if arch.is_lightning else "float"
     exact = method != "float"
@@ -112,10 +111,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     check_memory(memory_estimate(arch, method), max_memory)
     rng = as_generator(rng)
     weights = random_weights(arch, rng, modulus=p)
-    tangents = fiber_tangents(arch, weights, modulus=p)
-    upper = arch.parameter_count - (_sketched_rank(tangents, p, rng) if exact
-                                    else float_rank(tangents).rank)
-    count = ceil(arch.parameter_count / (arch.widths[-1] * arch.tokens))
+    upper = arch.parameter_count - _fiber_rank(arch, weights, p, rng)
     events = set()  # floating-point exceptions while computing float Jacobians
 
     def rows(n):
@@ -130,8 +126,12 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
         return dimension(arch, method="exact", rng=rng, max_samples=max_samples,
                          modulus=modulus, max_memory=max_memory).rank
 
-    value, samples, stopped, found = grow_rank(rows, count, upper, modulus=p, rng=rng,
-                                               max_samples=max_samples, progress=progress)
+    def fits(inputs):
+        return memory_estimate(arch, method, inputs=inputs) <= max_memory
+
+    value, samples, stopped, found = grow_rank(rows, _first_round(arch), upper, modulus=p,
+                                               rng=rng, max_samples=max_samples,
+                                               progress=progress, fits=fits)
     if found is not None:
         found = _doubts(found, arch, upper, events, exact_bound)
     return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
@@ -184,66 +184,220 @@ def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set, exact
     return found
 
 
-def memory_estimate(arch: Architecture, method: str = "certified") -> int:
-    """Bytes that the first round of :func:`dimension` holds at once, roughly; later rounds add
-    inputs, so a run can take twice as much or more.
+def _check_count(name: str, value) -> None:
+    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
+                              or value < 1):
+        raise ValueError(f"{name} must be a positive integer or None, got {name}={value!r}")
 
-    With ``N = ceil(P / (d_l t))`` inputs for ``P`` parameters: the ``N d_l t x P`` Jacobian, the
-    forward-mode tangents of the largest layer (its parameters times ``N d t``), the per-input
-    chain matrices ``(d t)^2`` of a deep network, and the rank's own copy: an SVD's for a float
-    rank, FLINT's matrix and its Python list of residues for an exact one.
+
+def _fiber_rank(arch: Architecture, weights, p: int | None, rng) -> int:
+    """Rank of the known fiber directions at ``weights`` (mod ``p``, or float)."""
+    tangents = fiber_tangents(arch, weights, modulus=p)
+    return _sketched_rank(tangents, p, rng) if p else float_rank(tangents).rank
+
+
+def _first_round(arch: Architecture) -> int:
+    """``ceil(P / (d_l t))`` inputs: as many Jacobian rows as parameters."""
+    return -(-arch.parameter_count // (arch.widths[-1] * arch.tokens))
+
+
+def memory_estimate(arch: Architecture, method: str = "certified", *,
+                    inputs: int | None = None) -> int:
+    """Bytes that :func:`dimension` adds to the memory of the process at its peak, for a run that
+    ends with ``inputs`` inputs (default: its first round, ``ceil(P / (d_l t))`` inputs).
+
+    The largest of: the known fiber directions and their rank; for an exact rank, one chunk of
+    at most a first round's inputs (rows are sketched as they come, so later rounds add
+    nothing); for a float rank, each round, which holds the rows of all inputs so far. A chunk
+    or round counts the Jacobian with the forward-mode tangents of its largest parameter group
+    (:func:`_jacobian_bytes`) and the copies its rank makes, with :data:`OVERHEAD` on top. An
+    upper bound: the peak resident memory measured on softmax, deep lightning, float and exact
+    runs that add 25 MB to 3 GB lies between a quarter of it and all of it.
     """
-    P, d, t = arch.parameter_count, max(arch.widths), arch.tokens
-    count = ceil(P / (arch.widths[-1] * t))
-    layer = max(sum(r * c for r, c in shape) for shape in arch.layer_shapes)
-    tangents = 3 * layer * count * d * t + (arch.layers > 1) * 2 * count * (d * t) ** 2
-    exact = method != "float" and not (method == "auto" and not arch.is_lightning)
-    return 8 * tangents + jacobian_bytes(P, count * arch.widths[-1] * t, exact=exact)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    _check_count("inputs", inputs)
+    exact = method in ("exact", "certified") or method == "auto" and arch.is_lightning
+    count, held, rounds = _first_round(arch), 0, []
+    for new in _rounds(count, inputs or count):
+        rounds.append(_chunk_bytes(arch, min(new, count)) if exact else
+                      _round_bytes(arch, held, new))
+        held += new
+    return OVERHEAD + max(_fiber_bytes(arch, exact), *rounds)
 
 
-def jacobian_bytes(parameters: int, rows: int, *, exact: bool) -> int:
-    """Bytes of a ``rows x parameters`` float64 Jacobian and of its rank: three copies for an
-    SVD, or FLINT's matrix with the Python list of residues it is built from (about 48 bytes a
-    residue, of at most ``2 (parameters + 16)`` combined rows)."""
-    copies = 6 * min(rows, 2 * (parameters + 16)) if exact else 3 * rows
-    return 8 * (rows + copies) * parameters
+OVERHEAD = 2**24
+"""Bytes that any run may add besides its arrays: modules imported on first use, Python objects."""
 
 
-def check_memory(needed: int, max_memory: float) -> None:
-    """Refuse, in one line, a request that needs more than ``max_memory`` bytes."""
+def _round_bytes(arch: Architecture, held: int, new: int) -> int:
+    """Peak of a float round: the rows of ``held`` inputs with the Jacobian of ``new`` more, then
+    the rows of all of them with the copies of their float rank."""
+    rows = (held + new) * arch.widths[-1] * arch.tokens
+    return max(_rows_bytes(arch, held) + _jacobian_bytes(arch, new, exact=False),
+               _rank_bytes(rows, arch.parameter_count))
+
+
+def float_rank_memory(arch: Architecture, inputs: int) -> int:
+    """Bytes of the float rank of the Jacobian of ``inputs`` inputs at once, as
+    :func:`memory_estimate` counts a float round (the trials of
+    :func:`~lsa_helpers.experiments.reproduce_softmax_conjecture`)."""
+    return OVERHEAD + _round_bytes(arch, 0, inputs)
+
+
+def _rows_bytes(arch: Architecture, inputs: int) -> int:
+    """Bytes of the float64 Jacobian of ``inputs`` inputs: ``inputs d_l t x P``."""
+    return 8 * inputs * arch.widths[-1] * arch.tokens * arch.parameter_count
+
+
+def _jacobian_bytes(arch: Architecture, inputs: int, *, exact: bool) -> int:
+    """Peak of :func:`~lsa_helpers.jacobian.jacobian` on ``inputs`` inputs: its rows twice (the
+    per-layer blocks and their concatenation) and the tangents of a parameter group, 1.5 times
+    (3.5 times with the residues mod p, which copy each array they reduce)."""
+    tangents = 8 * inputs * _tangent_entries(arch)
+    return 2 * _rows_bytes(arch, inputs) + tangents * (7 if exact else 3) // 2
+
+
+def _tangent_entries(arch: Architecture) -> int:
+    """Entries per input of the forward-mode tangents of one parameter group alive at once, for
+    the largest group: ``2 a d`` attention, ``d' d`` value and, after the first layer, ``d t``
+    input directions, times what each direction carries per input: its terms of ``d(AY)``
+    (``d t``, ``a t``), of the scores (``t^2``; three arrays with softmax) or of the
+    re-associated lightning layer (``d^2``, ``d' d`` when ``t > d``), of the output (``d' t``)
+    and its product with the later layers (``d_l t``)."""
+    t, last, soft = arch.tokens, arch.widths[-1], not arch.is_lightning
+    largest = 0
+    for i, (a, d, e) in enumerate(zip(arch.ranks, arch.widths, arch.widths[1:])):
+        if arch.is_lightning and t > d:
+            groups = [(2 * a * d, (3 * d + a + e) * t), (e * d, e * d + e * t),
+                      (d * t, 2 * d * d + e * d + 2 * e * t)]
+        else:
+            groups = [(2 * a * d, (3 * d + a + e) * t + (1 + 2 * soft) * t * t),
+                      (e * d, 2 * e * t), (d * t, (2 + 2 * soft) * t * t + 2 * e * t)]
+        largest = max(largest, *(n * (m + last * t) for n, m in groups[:3 if i else 2]))
+    return largest
+
+
+def _chunk_bytes(arch: Architecture, inputs: int) -> int:
+    """Peak of one exact chunk of ``inputs`` inputs (:func:`jacobian_bytes`)."""
+    return jacobian_bytes(arch.parameter_count, inputs * arch.widths[-1] * arch.tokens,
+                          exact=True, computing=_jacobian_bytes(arch, inputs, exact=True))
+
+
+def _fiber_bytes(arch: Architecture, exact: bool) -> int:
+    """Peak of the fiber directions and their rank: ``r`` rows of ``P`` entries
+    (:func:`_fiber_rows`) and the copies of a float rank, or for an exact rank their sketch with
+    ``r + 16`` random columns and its residues as Python integers."""
+    P, r = arch.parameter_count, _fiber_rows(arch)
+    if exact:
+        return 24 * r * P + 16 * P * (r + 16) + 64 * r * min(P, r + 16)
+    return _rank_bytes(r, P)
+
+
+def _fiber_rows(arch: Architecture) -> int:
+    """Rows of :func:`~lsa_helpers.symmetries.fiber_tangents` at a generic point: ``a_i^2`` per
+    layer, ``d_i^2`` per hidden layer and ``2 l - 1`` scalings (lightning; ``a_i^2`` and ``l``
+    scalings with residual blocks) for the symmetries,
+    ``d (d - 1) / 2`` per layer that sees parallel tokens with ``a >= d >= 2``, and the width
+    directions: the next layer's ``2 a + d'`` rows times the unreached part of a hidden layer
+    (``d_i - min(d_0, ..., d_i)``), and ``d_{i-1}`` times its unread part."""
+    widths, ranks, skip = arch.widths, arch.ranks, arch.skip
+    rows = sum(a * a for a in ranks) + (0 if skip else sum(d * d for d in widths[1:-1]))
+    rows += (2 * arch.layers - 1 if not skip else arch.layers) if arch.is_lightning else 0
+    for a, d, parallel in zip(ranks, widths, sees_parallel_tokens(arch)):
+        rows += d * (d - 1) // 2 if parallel and a >= d >= 2 else 0
+    if skip:
+        return rows
+    read = widths[-1]
+    for i in range(arch.layers - 1, 0, -1):
+        reached = min(widths[:i + 1])
+        read = min(widths[i], 2 * ranks[i] + read)
+        rows += (2 * ranks[i] + widths[i + 1]) * (widths[i] - reached)
+        rows += widths[i - 1] * (widths[i] - read)
+    return rows
+
+
+def _rank_bytes(rows: int, columns: int) -> int:
+    """Peak of :func:`~lsa_helpers.rank.float_rank` with its argument: the matrix, its scaled
+    copy and LAPACK's (three copies), and the triangular factor of a QR step (``min^2``)."""
+    return 8 * (3 * rows * columns + min(rows, columns) ** 2)
+
+
+def jacobian_bytes(parameters: int, rows: int, *, exact: bool, computing: int | None = None) -> int:
+    """Peak bytes of the rank of ``rows`` Jacobian rows of ``parameters`` columns, which take
+    ``computing`` bytes to compute (default: three copies of them).
+
+    A float rank: the copies of :func:`~lsa_helpers.rank.float_rank`. An exact rank (a chunk of
+    :func:`grow_rank`): the rows, or their sketch (``k <= parameters + 16`` random combinations,
+    as float64 and int64, and its products with the columns), or the eliminated part as Python
+    integers and FLINT matrices (about 64 bytes a residue); on top of the column sketch and the
+    echelon form kept between chunks (``2 parameters^2`` residues).
+    """
+    P, J = parameters, 8 * rows * parameters
+    computing = 3 * J if computing is None else computing
+    if not exact:
+        return max(computing, _rank_bytes(rows, P))
+    k = min(rows, P + 16)
+    return 16 * P * P + max(computing, J + 8 * k * (2 * rows + 3 * P), 64 * k * P)
+
+
+def check_memory(needed: int, max_memory: float, name: str = "max_memory") -> None:
+    """Refuse, in one line, a request that needs more than ``max_memory`` bytes; ``name``: the
+    argument to raise (``--max-memory`` on the command line)."""
+    if not (isinstance(max_memory, (int, float, np.integer, np.floating))
+            and not isinstance(max_memory, bool) and max_memory > 0):
+        raise ValueError(f"{name} must be a positive number of bytes, got {name}={max_memory!r}")
     if needed > max_memory:
         raise ValueError(
-            f"this request needs at least {needed / 1e9:.3g} GB of memory, above max_memory = "
-            f"{max_memory / 1e9:.3g} GB; raise max_memory (on the command line --max-memory) "
-            "to compute it anyway")
+            f"this request may need up to {_gigabytes(needed)} GB of memory, above {name} = "
+            f"{max_memory / 1e9:.3g} GB; raise {name} to compute it anyway")
+
+
+def _gigabytes(count: int) -> str:
+    """``count`` bytes in GB, three significant digits (beyond float64 too)."""
+    return f"{count / 1e9:.3g}" if count < 1e300 else f"{Decimal(count) / 10**9:.3g}"
 
 
 def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
-              max_samples: int | None = None, progress: bool = False):
+              max_samples: int | None = None, progress: bool = False, fits=None):
     """Rank of the Jacobian rows of more and more inputs, and why it stopped.
 
     ``rows(n)`` gives the Jacobian rows of ``n`` new random inputs. Starts with ``count`` inputs
     and adds half as many again until the rank meets ``upper`` or stops growing (a float rank
-    must also show a clear gap), or ``max_samples`` (default ``40 count``) is reached. Returns
-    ``(rank, samples, stopped, float rank or None)``; exact mod ``modulus`` when it is given,
-    then with the rows of at most ``count`` inputs in memory at once (:func:`_sketch`).
+    must also show a clear gap), or ``max_samples`` (default ``40 count``) is reached, or
+    ``fits(inputs)`` (default: always true) says that a round ending with ``inputs`` inputs
+    would not fit in memory. Returns ``(rank, samples, stopped, float rank or None)``; exact mod
+    ``modulus`` when it is given, then with the rows of at most ``count`` inputs in memory at
+    once (:func:`_sketch`).
     """
     from tqdm import tqdm
 
     limit = max_samples or 40 * count
     with tqdm(total=upper, desc="rank", unit="dir", disable=not progress, delay=2,
               file=sys.stderr, leave=False) as bar:
-        return _grow(rows, count, upper, modulus, rng, limit, bar)
+        return _grow(rows, count, upper, modulus, rng, limit, bar, fits or (lambda n: True))
 
 
-def _grow(rows, count, upper, modulus, rng, limit, bar):
+def _rounds(count: int, limit: int):
+    """Inputs added by each round: ``count``, then half as many as so far, ``limit`` in all."""
+    samples, new = 0, min(count, limit)
+    while new > 0:
+        yield new
+        samples += new
+        new = min(-(-samples // 2), limit - samples)
+
+
+def _grow(rows, count, upper, modulus, rng, limit, bar, fits):
     """The loop of :func:`grow_rank`, reporting the rank to the ``tqdm`` ``bar``."""
-    samples, new, previous = 0, min(count, limit), -1
+    samples, value, previous, found = 0, 0, -1, None
     J = space = columns = None
-    while True:
+    for new in _rounds(count, limit):
+        if not fits(samples + new):
+            return value, samples, "memory limit", found
         if modulus is None:
             block = rows(new)
             J = block if J is None else np.concatenate([J, block])  # rows of each input alone
+            del block
             found = float_rank(J)
             value, settled = found.rank, found.gap >= CLEAR_GAP  # doubts: more rows won't help
         else:
@@ -259,7 +413,7 @@ def _grow(rows, count, upper, modulus, rng, limit, bar):
                    "sample limit" if samples >= limit else None)
         if stopped:
             return value, samples, stopped, found
-        previous, new = value, min(ceil(samples / 2), limit - samples)
+        previous = value
 
 
 def _sketched_rank(T: np.ndarray, p: int, rng) -> int:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
-from concurrent.futures import ProcessPoolExecutor
 
 from .architecture import Architecture
+from .dimension import MAX_MEMORY, check_memory, float_rank_memory
 from .formulas import formula_dimension
 from .jacobian import jacobian
 from .rank import FloatRank, float_rank
 from .weights import as_generator, random_inputs, random_weights
+from .workers import parallel_map
 
 __all__ = ["ConjectureRow", "reproduce_softmax_conjecture"]
 
@@ -45,7 +47,8 @@ class ConjectureRow:
 
 def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, trials: int = 5,
                                  trials_at_10: int = 8, layers: int = 2, rank: int = 2,
-                                 tokens: int = 3, rng=0) -> tuple[ConjectureRow, ...]:
+                                 tokens: int = 3, rng=0, workers: int | None = None,
+                                 max_memory: float = MAX_MEMORY) -> tuple[ConjectureRow, ...]:
     """Rerun the paper's test of the deep softmax conjecture: Jacobian ranks at random points.
 
     For each width ``delta``: ``layers`` softmax layers of widths ``delta``, ranks ``rank``,
@@ -53,8 +56,10 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     width 10; 5 and 8 are the authors' submission code). The expected dimension is the lightning
     dimension plus ``l``, which the conjecture (generic identifiability in the virtual weights
     ``(M, L)``) gives for these equal widths [paper]: 25, 40, 57, 76, 97, 120, 145, 172 for widths 3
-    to 10. Each trial draws from its own child of
-    ``rng``, so the result does not depend on how the trials are spread over the cores.
+    to 10. Each trial draws from its own child of ``rng``, so the result does not depend on how the
+    trials are spread over the ``workers`` processes (default: one per core). A request whose trials
+    at once need more than ``max_memory`` bytes (:func:`~lsa_helpers.dimension.float_rank_memory`
+    per process) is refused before anything is computed.
 
     Examples
     --------
@@ -62,11 +67,19 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     >>> [(r.width, r.expected_dimension, r.rank) for r in rows]
     [(3, 25, 25)]
     """
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    for name, value in (("samples", samples), ("workers", workers)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
     archs = [Architecture((w,) * (layers + 1), (rank,) * layers, "softmax", tokens) for w in widths]
     counts = [trials_at_10 if w == 10 else trials for w in widths]
     jobs = [arch for arch, count in zip(archs, counts) for _ in range(count)]
+    workers = min(workers, len(jobs) or 1)
+    check_memory(workers * max((float_rank_memory(a, samples) for a in archs), default=0),
+                 max_memory)
     seeds = as_generator(rng).spawn(len(jobs))
-    ranks = iter(_parallel_map(_trial, [(arch, seed, samples) for arch, seed in zip(jobs, seeds)]))
+    ranks = iter(parallel_map(_trial, [(arch, seed, samples) for arch, seed in zip(jobs, seeds)],
+                              workers))
     return tuple(ConjectureRow(arch.widths[0], arch.parameter_count, formula_dimension(arch).value,
                                tuple(next(ranks) for _ in range(count)))
                  for arch, count in zip(archs, counts))
@@ -75,15 +88,3 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
 def _trial(job) -> FloatRank:
     arch, rng, samples = job
     return float_rank(jacobian(arch, random_weights(arch, rng), random_inputs(arch, samples, rng)))
-
-
-def _parallel_map(function, jobs) -> list:
-    """``map`` over independent jobs in one process per core, each with one BLAS thread."""
-    with ProcessPoolExecutor(os.cpu_count(), initializer=_one_blas_thread) as pool:
-        return list(pool.map(function, jobs))
-
-
-def _one_blas_thread() -> None:
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=1, user_api="blas")

@@ -1,4 +1,5 @@
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -71,25 +72,40 @@ def test_plain_text_output(capsys):
     (["--widths", "3,3", "--ranks", "2", "--seed", "-1"],
      "argument --seed: --seed must be a non-negative integer, got '-1'"),
     (["--widths", "3,3", "--ranks", "2", "--tokens", "100000000"],
-     ("exact products mod 1048573 need max(widths + ranks) * tokens * (p - 1)^2 < 2^53: "
-      "at most 2730 tokens, got tokens=100000000")),
+     ("the certified rank (the default for lightning) needs max(widths + ranks) * tokens <= "
+      "8192, got 3 * 100000000; use --method float")),
+    (["--widths", "10000,1", "--ranks", "1", "--tokens", "1", "--method", "exact"],
+     ("--method exact needs max(widths + ranks) * tokens <= 8192, got 10000 * 1; use --method "
+      "float")),
     (["--widths", "3,3", "--ranks", "2", "--max-memory", "0"],
      "argument --max-memory: --max-memory must be a positive number of GB, got '0'"),
     (["--widths", "500,500", "--ranks", "500"],
-     ("this request needs at least 4.5e+04 GB of memory, above max_memory = 4 GB; raise "
-      "max_memory (on the command line --max-memory) to compute it anyway")),
+     ("this request may need up to 8.11e+04 GB of memory, above --max-memory = 4 GB; raise "
+      "--max-memory to compute it anyway")),
     (["--widths", "60,60", "--ranks", "60"],
-     ("this request needs at least 9.33 GB of memory, above max_memory = 4 GB; raise "
-      "max_memory (on the command line --max-memory) to compute it anyway")),
+     ("this request may need up to 16.9 GB of memory, above --max-memory = 4 GB; raise "
+      "--max-memory to compute it anyway")),
     (["--widths", "3,3", "--ranks", "2", "--tokens", "100000000", "--method", "float"],
-     ("this request needs at least 353 GB of memory, above max_memory = 4 GB; raise "
-      "max_memory (on the command line --max-memory) to compute it anyway")),
+     ("this request may need up to 346 GB of memory, above --max-memory = 4 GB; raise "
+      "--max-memory to compute it anyway")),
     (["--widths", "3,3", "--ranks", "1000000000", "--method", "float"],
-     ("this request needs at least 2.02e+12 GB of memory, above max_memory = 4 GB; raise "
-      "max_memory (on the command line --max-memory) to compute it anyway")),
+     ("this request may need up to 1.44e+20 GB of memory, above --max-memory = 4 GB; raise "
+      "--max-memory to compute it anyway")),
     (["--widths", "6,6", "--ranks", "3", "--max-memory", "0.0001"],
-     ("this request needs at least 0.000415 GB of memory, above max_memory = 0.0001 GB; raise "
-      "max_memory (on the command line --max-memory) to compute it anyway")),
+     ("this request may need up to 0.0174 GB of memory, above --max-memory = 0.0001 GB; raise "
+      "--max-memory to compute it anyway")),
+    (["--widths", "3," + "9" * 400, "--ranks", "1", "--method", "float"],
+     ("this request may need up to 9.36e+793 GB of memory, above --max-memory = 4 GB; raise "
+      "--max-memory to compute it anyway")),
+    (["--widths", "3,3", "--ranks", "2", "--seed", "\u00b2"],  # a digit to str.isdigit
+     "argument --seed: --seed must be a non-negative integer, got '\u00b2'"),
+    (["--widths", "3,3", "--ranks", "2", "--tokens", "9" * 5000],
+     "argument --tokens: invalid int value: '" + "9" * 59 + "... (5002 characters)"),
+    (["--widths", "3,3", "--ranks", "2", "--method", "x" * 300],
+     ("argument --method: invalid choice: '" + "x" * 59 + "... (302 characters) (choose from "
+      "'auto', 'float', 'exact', 'certified')")),
+    (["--widths", "3,3", "--ranks", "2", "y" * 5000],
+     "unrecognized arguments: " + "y" * 60 + "... (5000 characters)"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert main(["dimension", *args]) == 2
@@ -163,10 +179,11 @@ def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status():
 def test_ctrl_c_is_one_line_and_exit_130():
     running = subprocess.Popen([sys.executable, "-m", "lsa_helpers", "dimension", "--widths",
                                 "40,40", "--ranks", "40"], stderr=subprocess.PIPE, text=True)
-    time.sleep(3)  # well inside a run of minutes
+    announced = running.stderr.readline()  # the run starts: one of minutes
     running.send_signal(signal.SIGINT)
-    error = running.stderr.read()
+    error = announced + running.stderr.read()
     assert running.wait(timeout=120) == 130 and "Traceback" not in error
+    assert announced.startswith("lsa_helpers: this request may need up to ")
     assert error.endswith("\nlsa_helpers: interrupted\n")  # after the announcement and progress
 
 
@@ -175,7 +192,7 @@ def test_a_large_request_is_announced_on_standard_error(monkeypatch, capsys):
     monkeypatch.setattr("lsa_helpers.cli.LARGE", 0)
     assert main(["dimension", "--widths", "3,3", "--ranks", "2", "--json"]) == 0
     captured = capsys.readouterr()
-    assert captured.err.startswith("lsa_helpers: this request needs about ")
+    assert captured.err.startswith("lsa_helpers: this request may need up to ")
     assert json.loads(captured.out)["certified_dimension"] == 16  # --json output stays clean
 
 
@@ -185,3 +202,63 @@ def test_a_float_rank_that_cannot_be_trusted_says_why(capsys):
     record = json.loads(capsys.readouterr().out)
     assert record["rank"] > record["upper_bound"] and record["float_rank_is_clear"] is False
     assert "upper bound" in record["float_rank_doubt"] and "gap_is_clear" not in record
+
+
+# --- Ctrl-C pressed twice in a terminal: the whole process group gets SIGINT each time ----------
+
+def interrupt_twice(args, started):
+    """Run the command in its own process group; once ``started(process, stderr so far)``, send
+    SIGINT to the group twice, as a terminal does. Returns the status, the standard error and
+    the worker processes that are still alive."""
+    import psutil
+
+    running = subprocess.Popen([sys.executable, "-m", "lsa_helpers", *args], start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seen, workers = b"", []
+    while not started(seen):
+        chunk = running.stderr.read1(1 << 16)
+        assert chunk, f"the command ended before it started: {seen!r}"
+        seen += chunk
+    deadline = time.monotonic() + 60
+    while not workers and time.monotonic() < deadline:  # wait for the pool, not a fixed time
+        workers = psutil.Process(running.pid).children()
+        time.sleep(0.05)
+    for _ in range(2):
+        os.killpg(running.pid, signal.SIGINT)
+        time.sleep(0.1)  # two presses of Ctrl-C
+    error = (seen + running.stderr.read()).decode()
+    status = running.wait(timeout=60)
+    _gone, alive = psutil.wait_procs(workers, timeout=10)
+    for process in alive:
+        process.kill()
+    return status, error, alive
+
+
+needs_process_groups = pytest.mark.skipif(not hasattr(os, "killpg"),
+                                          reason="needs POSIX process groups")
+
+
+@needs_process_groups
+def test_two_ctrl_c_end_a_data_build_with_one_line(tmp_path):
+    status, error, alive = interrupt_twice(["data", "build", "--folder", str(tmp_path)],
+                                           lambda seen: b"atlas" in seen)  # its progress bar
+    assert status == 130 and error.endswith("\nlsa_helpers: interrupted\n"), error
+    assert "Traceback" not in error and not alive
+    assert list(tmp_path.iterdir()) == []  # nothing written, no staging folder left
+
+
+@needs_process_groups
+def test_two_ctrl_c_end_the_softmax_experiment_with_one_line():
+    status, error, alive = interrupt_twice(["reproduce", "softmax-conjecture"],
+                                           lambda seen: True)
+    assert (status, error) == (130, "lsa_helpers: interrupted\n") and not alive
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_disk_for_the_output_is_one_line():
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "lsa_helpers", "dimension", "--widths", "3,3",
+                               "--ranks", "3", "--json"], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (
+        1, "lsa_helpers: cannot write the output: No space left on device\n")

@@ -1,6 +1,8 @@
 import hashlib
+import os
 import re
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -342,10 +344,12 @@ def test_a_build_that_fails_while_writing_leaves_the_old_files(copy, monkeypatch
     assert load_table("atlas", folder=copy) == load_table("atlas")
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="workers learn of their parent's death through Linux's prctl")
 def test_killing_the_build_leaves_no_worker_behind(tmp_path):
+    """Killed at any moment: a worker killed before its prctl sees that its parent is gone."""
     import signal
     import subprocess
-    import sys
     import time
 
     import psutil
@@ -355,13 +359,171 @@ def test_killing_the_build_leaves_no_worker_behind(tmp_path):
     parent = psutil.Process(build.pid)
     deadline = time.monotonic() + 60
     while not parent.children() and time.monotonic() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.05)
     workers = parent.children(recursive=True)
     assert workers, "the build started no worker"
-    time.sleep(1)  # the workers are running their initializer by now
     build.send_signal(signal.SIGKILL)
     build.wait(timeout=30)
     _gone, alive = psutil.wait_procs(workers, timeout=15)
     for process in alive:
         process.kill()
     assert not alive, f"{len(alive)} workers outlived the killed build"
+
+
+# --- rows that contradict themselves, signed again ----------------------------------------------
+
+def tamper(path, match, **cells):
+    """Change ``cells`` in the first row whose cells include ``match``; returns its line."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(path.read_text(), newline="")))
+    header = rows[0]
+    line = next(i for i, row in enumerate(rows) if all(row[header.index(k)] == v
+                                                      for k, v in match.items()))
+    for name, value in cells.items():
+        rows[line][header.index(name)] = value
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    path.write_text(buffer.getvalue())
+    return line + 1
+
+
+ATLAS_ROW = {"widths": "3,3,3", "ranks": "2,2", "tokens": "3"}  # 42 parameters, 23 certified
+
+
+@pytest.mark.parametrize("cells, message", [
+    ({"certified_dimension": "24"},
+     "certified_dimension = 24 with exact rank 23 and upper bound 23"),
+    ({"certified_dimension": ""},
+     "certified_dimension = None with exact rank 23 and upper bound 23"),
+    ({"upper_bound": "24", "exact_stopped": "stopped growing"},
+     "certified_dimension = 23 with exact rank 23 and upper bound 24"),
+    ({"parameters": "43"}, "parameters = 43, not 42 as the widths, ranks and tokens give"),
+    ({"widths": "3,3"}, "layers = 2 with widths (3, 3) and ranks (2, 2)"),
+    ({"formula_dimension": "24"},
+     "formula_dimension = 24, not 23 as the widths, ranks and tokens give"),
+    ({"formula_status": "derived"},
+     "formula_status = 'derived', not 'paper' as the widths, ranks and tokens give"),
+    ({"kind": "bottleneck"}, "kind = 'bottleneck', not 'equal widths' as the widths, ranks and "
+                             "tokens give"),
+    ({"exact_rank": "22", "upper_bound": "22", "certified_dimension": "22"},
+     "formula dimension 23 (paper) disagrees with the exact rank 22"),
+    ({"exact_stopped": "stopped growing"},
+     "exact_stopped = 'stopped growing' with exact rank 23 and upper bound 23"),
+    ({"softmax_rank": "43"}, "softmax_rank = 43 exceeds the 42 parameters"),
+    ({"float_gap": "1.0e+02"}, "float_verdict = 'clear' with float_gap = 1.0e+02"),
+])
+def test_an_atlas_row_that_contradicts_itself_is_refused(copy, cells, message):
+    path = copy / "atlas.csv"
+    line = tamper(path, ATLAS_ROW, **cells)
+    resign(copy)
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{path}: line {line}: {message}')}$"):
+        load_table("atlas", folder=copy)
+
+
+@pytest.mark.parametrize("cells, message", [
+    ({"jacobian_rank": "26"}, "jacobian_rank = 26, not 25 as the other columns give"),
+    ({"expected_dimension": "26"}, "expected_dimension = 26, not 25 as the other columns give"),
+    ({"trials_right": "4"}, "trials_right = 4, not 5 as the other columns give"),
+    ({"parameters": "41"}, "parameters = 41, not 42 as the other columns give"),
+    ({"gap": "1.0e+03", "smallest_gap": "1.0e+03"}, "verdict = 'clear' with gap = 1.0e+03"),
+    ({"smallest_gap": "1.0e+15"}, "smallest_gap = 1.0e+15 exceeds gap = 4.7e+14"),
+])
+def test_an_experiment_row_that_contradicts_itself_is_refused(copy, cells, message):
+    path = copy / "softmax_conjecture.csv"
+    line = tamper(path, {"width": "3"}, **cells)
+    resign(copy)
+    with pytest.raises(ValueError, match=f"^{re.escape(f'{path}: line {line}: {message}')}$"):
+        load_table("softmax_conjecture", folder=copy)
+
+
+def test_a_verdict_at_the_rounded_threshold_stands(copy):
+    """A gap just under 1e4 is written 1.0e+04 with two digits and stays UNCLEAR."""
+    path = copy / "softmax_conjecture.csv"
+    tamper(path, {"width": "3"}, gap="1.0e+04", smallest_gap="1.0e+04", verdict="UNCLEAR",
+           trials_clear="4")
+    resign(copy)
+    assert load_table("softmax_conjecture", folder=copy)[0].verdict == "UNCLEAR"
+
+
+# --- reading files: once, with a bound, and what the folder names --------------------------------
+
+def test_a_rebuild_between_the_checksums_and_the_table_is_read_again(copy, monkeypatch):
+    """A rebuild swaps the table and then SHA256SUMS: read in between, they disagree for a
+    moment; the loader reads them again instead of calling the file corrupted."""
+    from lsa_helpers import data
+
+    rebuilt = copy / "rebuilt"
+    shutil.copytree(copy, rebuilt)
+    tamper(rebuilt / "softmax_conjecture.csv", {"width": "3"}, seed="7")
+    resign(rebuilt)
+    read = data._read_checksums
+
+    def rebuild_after_the_first_read(folder, filename):
+        expected = read(folder, filename)
+        for name in ("softmax_conjecture.csv", CHECKSUMS):  # the order of build_data
+            shutil.copy(rebuilt / name, copy / name)
+        return expected
+
+    monkeypatch.setattr(data, "_read_checksums", rebuild_after_the_first_read)
+    assert load_table("softmax_conjecture", folder=copy)[0].seed == 7
+
+
+def test_padded_checksums_are_refused_without_reading_them_whole(copy):
+    sums = copy / CHECKSUMS
+    with open(sums, "r+b") as handle:
+        handle.truncate(2**30)  # a sparse gigabyte of zeros after the three lines
+    with pytest.raises(ValueError, match=f"^{re.escape(str(sums))}: larger than 65536 bytes"):
+        load_table("atlas", folder=copy)
+
+
+def test_an_unreadable_folder_is_one_line(copy, monkeypatch):
+    from pathlib import Path
+
+    path = copy / "atlas.csv"
+    is_file = Path.is_file
+
+    def denied(self):
+        if self.parent == copy:
+            raise PermissionError(13, "Permission denied", str(self))
+        return is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", denied)
+    with pytest.raises(PermissionError, match=f"^{re.escape(f'{path}: cannot read it')} "
+                                              r"\(Permission denied\)$"):
+        load_table("atlas", folder=copy)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="needs file permissions that apply (not root)")
+def test_an_unreadable_folder_on_disk_is_one_line(copy):
+    copy.chmod(0)
+    try:
+        with pytest.raises(PermissionError, match=r"cannot read it \(Permission denied\)$"):
+            load_table("atlas", folder=copy)
+    finally:
+        copy.chmod(0o755)
+
+
+def test_the_folder_variable_expands_home_and_refuses_blanks(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv(DATA_ENV, "~/tables")
+    assert data_folder() == tmp_path / "tables"
+    monkeypatch.setenv(DATA_ENV, "   ")
+    with pytest.raises(ValueError, match=re.escape("LSA_DATA_DIR must be a folder, got "
+                                                   "LSA_DATA_DIR='   '")):
+        data_folder()
+    monkeypatch.setenv(DATA_ENV, "")  # empty: as if unset
+    assert data_folder() == DATA_DIR
+
+
+def test_a_build_into_a_blank_folder_variable_writes_nothing(tmp_path, monkeypatch, capsys):
+    from lsa_helpers.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(DATA_ENV, "   ")
+    assert main(["data", "build"]) == 2
+    assert capsys.readouterr().err == ("lsa_helpers: error: LSA_DATA_DIR must be a folder, got "
+                                       "LSA_DATA_DIR='   '\n")
+    assert list(tmp_path.iterdir()) == []

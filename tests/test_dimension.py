@@ -79,8 +79,10 @@ def test_the_memory_of_a_certified_run_stays_with_one_chunk():
     (lambda: dimension(Architecture((3, 3), (2,)), max_samples=-1),
      "max_samples must be a positive integer or None, got max_samples=-1"),
     (lambda: dimension(Architecture((60, 60), (60,))),
-     ("this request needs at least 9.33 GB of memory, above max_memory = 4 GB; raise max_memory "
-      "(on the command line --max-memory) to compute it anyway")),
+     ("this request may need up to 16.9 GB of memory, above max_memory = 4 GB; raise max_memory "
+      "to compute it anyway")),
+    (lambda: dimension(Architecture((3, 3), (2,)), max_memory=float("nan")),
+     "max_memory must be a positive number of bytes, got max_memory=nan"),
     (lambda: Architecture({3, 4}, (2,)),
      "widths must be a sequence of positive integers, got widths={3, 4}"),
     (lambda: dimension(Architecture((3, 3), (2,)), rng=-1),
@@ -92,11 +94,17 @@ def test_bad_requests_are_refused_before_computing(call, message):
 
 
 def test_the_memory_estimate_grows_with_the_jacobian():
-    """First round: about parameters^2 entries, a few bytes each, more for exact ranks."""
+    """First round: about parameters^2 entries, a few bytes each, more for exact ranks; later
+    float rounds keep every row, exact ones only a sketch."""
+    from lsa_helpers.dimension import OVERHEAD
+
     small, large = Architecture((8, 8), (4,)), Architecture((16, 16), (8,))
-    ratio = memory_estimate(large) / memory_estimate(small)
+    ratio = (memory_estimate(large) - OVERHEAD) / (memory_estimate(small) - OVERHEAD)
     assert 14 < ratio < 18  # 4x the parameters: 16x the entries
     assert memory_estimate(small, "float") < memory_estimate(small, "certified")
+    for method, grows in (("float", True), ("certified", False)):
+        later = memory_estimate(large, method, inputs=100) - memory_estimate(large, method)
+        assert (later > 0) is grows, method
 
 
 def float_against_certified(arch, seed, max_samples=None):

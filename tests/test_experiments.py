@@ -1,3 +1,7 @@
+import re
+
+import pytest
+
 from lsa_helpers import Architecture, formula_dimension, reproduce_softmax_conjecture
 
 PAPER_EXPECTED = [25, 40, 57, 76, 97, 120, 145, 172]  # the paper's table, widths 3 to 10
@@ -20,3 +24,22 @@ def test_small_rerun_is_right_on_every_trial():
 def test_width_ten_gets_more_trials():
     rows = reproduce_softmax_conjecture([10], samples=20, trials=1, trials_at_10=3)
     assert len(rows[0].trial_ranks) == 3
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"samples": 0}, "samples must be a positive integer, got samples=0"),
+    ({"samples": 2.5}, "samples must be a positive integer, got samples=2.5"),
+    ({"workers": 0}, "workers must be a positive integer, got workers=0"),
+    ({"workers": True}, "workers must be a positive integer, got workers=True"),
+])
+def test_bad_arguments_are_one_line(kwargs, message):
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        reproduce_softmax_conjecture([3], trials=1, **kwargs)
+
+
+def test_the_result_does_not_depend_on_the_workers():
+    """Each trial draws from its own child of rng: one process or two give the same ranks."""
+    alone, shared = (reproduce_softmax_conjecture([3, 4], samples=20, trials=2, rng=5, workers=w)
+                     for w in (1, 2))
+    assert [[(t.rank, t.gap) for t in r.trial_ranks] for r in alone] == [
+        [(t.rank, t.gap) for t in r.trial_ranks] for r in shared]

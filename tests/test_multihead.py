@@ -188,6 +188,6 @@ def test_a_composite_modulus_is_refused_before_flint_sees_it():
 
 def test_a_layer_too_large_for_memory_is_refused_before_computing():
     heads = MultiHead(64, 64, ranks=(32, 32), value_ranks=(32, 32))
-    with pytest.raises(ValueError, match=r"^this request needs at least [\d.]+ GB of memory, "
+    with pytest.raises(ValueError, match=r"^this request may need up to [\d.]+ GB of memory, "
                                          r"above max_memory = 4 GB"):
         multihead_dimension(heads, rng=0)

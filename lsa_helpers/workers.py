@@ -1,0 +1,97 @@
+"""Worker processes for independent jobs, which one Ctrl-C (or any error) ends at once."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+
+__all__ = ["parallel_map"]
+
+
+def parallel_map(function, jobs, workers: int, *, chunksize: int = 1, each=None) -> list:
+    """``[function(job) for job in jobs]`` with one BLAS thread per job at a time: in this process
+    when ``workers <= 1``, else in ``workers`` processes (:func:`_process_pool`).
+
+    ``each(result)``, if given, sees every result as it comes, in order (progress, checks); an
+    exception from it stops the workers at once.
+    """
+    jobs, results, each = list(jobs), [], each or (lambda result: None)
+    if workers <= 1 or len(jobs) <= 1:
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            for job in jobs:
+                results.append(function(job))
+                each(results[-1])
+        return results
+    with _process_pool(min(workers, len(jobs))) as pool:
+        for result in pool.imap(function, jobs, chunksize):
+            results.append(result)
+            each(result)
+    return results
+
+
+@contextlib.contextmanager
+def _process_pool(workers: int):
+    """A ``multiprocessing`` pool of ``workers`` processes with one BLAS thread each.
+
+    A terminal's Ctrl-C reaches its whole process group: the workers ignore SIGINT (it stays
+    blocked from their fork until they ignore it), and on Ctrl-C, or any exception in the
+    ``with`` block, this process terminates them before the exception goes on, ignoring further
+    Ctrl-C meanwhile. On Linux a worker also gets SIGTERM when this process dies, even by
+    SIGKILL.
+    """
+    import multiprocessing
+
+    pool = None
+    try:
+        with _sigint(block=True):
+            pool = multiprocessing.Pool(workers, initializer=_worker_start,
+                                        initargs=(os.getpid(),))
+        yield pool
+        pool.close()
+        pool.join()
+    except BaseException:
+        if pool is not None:
+            with _sigint(block=False):
+                pool.terminate()
+        raise
+
+
+@contextlib.contextmanager
+def _sigint(*, block: bool):
+    """SIGINT held back (``block``: delivered afterwards) or ignored (dropped) meanwhile, where
+    the platform and thread allow it; otherwise nothing changes."""
+    main = threading.current_thread() is threading.main_thread()
+    if block and main and hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    elif not block and main:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    else:
+        yield
+
+
+def _worker_start(parent: int) -> None:
+    """A worker: SIGINT ignored, one BLAS thread, and (on Linux) a SIGTERM when ``parent`` dies."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
