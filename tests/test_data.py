@@ -428,7 +428,7 @@ def test_an_atlas_row_that_contradicts_itself_is_refused(copy, cells, message):
     ({"trials_right": "4"}, "trials_right = 4, not 5 as the other columns give"),
     ({"parameters": "41"}, "parameters = 41, not 42 as the other columns give"),
     ({"gap": "1.0e+03", "smallest_gap": "1.0e+03"}, "verdict = 'clear' with gap = 1.0e+03"),
-    ({"smallest_gap": "1.0e+15"}, "smallest_gap = 1.0e+15 exceeds gap = 4.7e+14"),
+    ({"gap": "4.7e+14", "smallest_gap": "1.0e+15"}, "smallest_gap = 1.0e+15 exceeds gap = 4.7e+14"),
 ])
 def test_an_experiment_row_that_contradicts_itself_is_refused(copy, cells, message):
     path = copy / "softmax_conjecture.csv"
