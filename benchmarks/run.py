@@ -82,9 +82,9 @@ LADDER = [  # certified section; parameters in the comments
     Architecture((38,) * 4, (3, 3, 3)),      # 5016
 ]
 CALL_OUT = Architecture((36, 36), (10,))
-INSIDE = [("lsa_helpers.dimension", "jacobian"), ("lsa_helpers.rank", "mod_matmul"),
-          ("lsa_helpers.dimension", "mod_matmul"),  # both bindings add to one "mod_matmul"
-          ("lsa_helpers.dimension", "_sketch"), ("lsa_helpers.dimension", "_sketched_rank"),
+INSIDE = [("lsa_helpers.function_space", "jacobian"), ("lsa_helpers.rank", "mod_matmul"),
+          ("lsa_helpers.function_space", "mod_matmul"),  # both bindings add to one "mod_matmul"
+          ("lsa_helpers.function_space", "_sketch"), ("lsa_helpers.function_space", "_sketched_rank"),
           ("lsa_helpers.rank", "nmod_matrix")]
 RESEARCH = [Architecture((32,) * 4, (8, 8, 8)), Architecture((48,) * 3, (12, 12))]  # 4608, 6912
 TOKENS = (8, 32, 128, 512, 2048, 8192)

@@ -6,13 +6,13 @@ Identifiability and Dimension* (ICLR 2025).
 
 from .architecture import *
 from .weights import *
-from .forward import *
-from .jacobian import *
+from .network import *
+from .differential import *
 from .symmetries import *
 from .virtual import *
 from .rank import *
 from .formulas import *
-from .dimension import *
+from .function_space import *
 from .experiments import *
 from .identify import *
 from .data import *

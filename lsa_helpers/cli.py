@@ -15,7 +15,7 @@ import numpy as np
 
 from .architecture import Architecture
 from .data import build_data
-from .dimension import MAX_MEMORY, METHODS, check_memory, dimension, memory_estimate
+from .function_space import MAX_MEMORY, METHODS, check_memory, dimension, memory_estimate
 from .experiments import reproduce_softmax_conjecture
 from .rank import EXACT_FLOAT, PRIME
 
@@ -96,7 +96,7 @@ EXACT_INNER = (EXACT_FLOAT - 1) // (PRIME - 1) ** 2
 
 
 def _check_exact(arch: Architecture, method: str) -> None:
-    """The command line's words for :func:`~lsa_helpers.jacobian.check_modulus` (no modulus)."""
+    """The command line's words for :func:`~lsa_helpers.differential.check_modulus` (no modulus)."""
     inner = max(arch.widths + arch.ranks)
     if method != "float" and arch.is_lightning and inner * arch.tokens > EXACT_INNER:
         what = ("the certified rank (the default for lightning)" if method == "auto"

@@ -547,7 +547,7 @@ def atlas_row(arch: Architecture, seed: int = 0) -> dict:
     >>> row["formula_dimension"], row["exact_rank"], row["certified_dimension"], row["softmax_rank"]
     (17, 17, 17, 18)
     """
-    from .dimension import dimension
+    from .function_space import dimension
 
     exact = dimension(arch, method="certified", rng=seed)
     floating = dimension(arch, method="float", rng=seed)

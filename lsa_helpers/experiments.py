@@ -7,9 +7,9 @@ import numbers
 import os
 
 from .architecture import Architecture
-from .dimension import MAX_MEMORY, check_memory, float_rank_memory
+from .function_space import MAX_MEMORY, check_memory, float_rank_memory
 from .formulas import formula_dimension
-from .jacobian import jacobian
+from .differential import jacobian
 from .rank import FloatRank, float_rank
 from .weights import as_generator, random_inputs, random_weights
 from .workers import parallel_map
@@ -58,7 +58,7 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     ``(M, L)``) gives for these equal widths [paper]: 25, 40, 57, 76, 97, 120, 145, 172 for widths 3
     to 10. Each trial draws from its own child of ``rng``, so the result does not depend on how the
     trials are spread over the ``workers`` processes (default: one per core). A request whose trials
-    at once need more than ``max_memory`` bytes (:func:`~lsa_helpers.dimension.float_rank_memory`
+    at once need more than ``max_memory`` bytes (:func:`~lsa_helpers.function_space.float_rank_memory`
     per process) is refused before anything is computed.
 
     Examples

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .forward import layer_forward
+from .network import layer_forward
 from .weights import Layer, as_generator, layer_from_attention
 
 __all__ = ["Recovery", "factor_quadric", "quadric_matrices", "recover_layer"]

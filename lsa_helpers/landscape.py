@@ -22,8 +22,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .architecture import Architecture
-from .forward import forward
-from .jacobian import jacobian
+from .network import forward
+from .differential import jacobian
 from .singularities import Trajectory
 from .weights import (
     Layer,
@@ -240,7 +240,7 @@ def hessian_at_minimum(arch: Architecture, weights, inputs) -> np.ndarray:
     """``J^T J``, the Gauss-Newton matrix: the Hessian of the squared loss at a zero-loss point.
 
     ``H = J^T J + sum_k r_k grad^2 r_k``; the second term vanishes with the residuals ``r``
-    [derived]. ``J`` is :func:`~lsa_helpers.jacobian.jacobian` on the training inputs.
+    [derived]. ``J`` is :func:`~lsa_helpers.differential.jacobian` on the training inputs.
     """
     X, _ = _check_data(arch, inputs)
     J = jacobian(arch, weights, X)

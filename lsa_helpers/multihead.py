@@ -9,10 +9,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .architecture import Architecture, _sizes
-from .dimension import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
+from .function_space import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
 from .formulas import span_dimension
-from .forward import layer_forward
-from .jacobian import _residues, check_modulus, jacobian
+from .network import layer_forward
+from .differential import _residues, check_modulus, jacobian
 from .rank import PRIME, check_prime, exact_rank
 from .symmetries import _inverse, _kernel, _placer
 from .weights import Layer, _draw, as_generator, checked_shapes
@@ -161,7 +161,7 @@ def _check_heads(heads: MultiHead, weights, modulus: int | None = None) -> tuple
 
 
 def _check_modulus(heads: MultiHead, modulus) -> int:
-    """``modulus``, checked as :func:`~lsa_helpers.jacobian.check_modulus` checks it for one
+    """``modulus``, checked as :func:`~lsa_helpers.differential.check_modulus` checks it for one
     layer whose largest width or rank is that of the heads: their products are exact mod p."""
     widest = max(heads.ranks + heads.value_ranks)
     return check_modulus(Architecture((heads.d, heads.d_out), (widest,), tokens=heads.tokens),
@@ -273,7 +273,7 @@ class HeadsDimension:
     ``rank``: Jacobian rank mod ``modulus`` on ``samples`` inputs, a proved lower bound.
     ``upper_bound``: the span's dimension, or parameters minus the rank of the fiber tangents of
     :func:`head_symmetry_tangents` if smaller. ``stopped``:
-    as in :func:`~lsa_helpers.dimension.dimension`.
+    as in :func:`~lsa_helpers.function_space.dimension`.
     """
 
     heads: MultiHead

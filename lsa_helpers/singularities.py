@@ -9,7 +9,7 @@ from math import ceil
 import numpy as np
 
 from .architecture import Architecture
-from .jacobian import jacobian
+from .differential import jacobian
 from .rank import PRIME, exact_rank
 from .symmetries import function_distance
 from .weights import Layer, as_generator, check_weights, random_inputs

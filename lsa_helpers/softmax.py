@@ -9,7 +9,7 @@ from math import log
 
 import numpy as np
 
-from .forward import layer_forward
+from .network import layer_forward
 from .weights import Layer, as_generator, layer_from_attention
 
 __all__ = ["SoftmaxRecovery", "recover_attention", "recover_softmax_layer", "recover_values"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .architecture import Architecture
-from .forward import forward
+from .network import forward
 from .rank import nmod_matrix
 from .weights import Layer, as_generator, check_weights, random_inputs
 
@@ -274,7 +274,7 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
 
     Some of them are also symmetry directions (``GL_{d_i}``); stacked with
     :func:`symmetry_tangents` they give the upper bound of
-    :func:`~lsa_helpers.dimension.dimension`. They exist only where a hidden layer is wider than
+    :func:`~lsa_helpers.function_space.dimension`. They exist only where a hidden layer is wider than
     what reaches it (``d_i > min(d_0, ..., d_i)``) or than what is read from it: the width that
     the effective widths of :func:`~lsa_helpers.formulas.formula_dimension` leave out. Valid for
     lightning and softmax alike (both read a layer's input through ``Q Y``, ``K Y`` and ``V Y``).

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .architecture import Architecture
-from .dimension import dimension
+from .function_space import dimension
 from .formulas import formula_dimension, monomials_per_entry, span_dimension
-from .forward import layer_forward, multiplication_counts
+from .network import layer_forward, multiplication_counts
 from .symmetries import fiber_kind, function_distance, rank_one_swap
 from .weights import as_generator, layer_from_attention, random_inputs
 
@@ -280,7 +280,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
-    from .jacobian import jacobian
+    from .differential import jacobian
     from .rank import float_rank
     from .weights import random_weights
 
@@ -353,7 +353,7 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     Draws the parameter count as dimension + symmetry orbit + other fiber directions: the
     formula (or, where none applies, the certified dimension), the rank of the symmetry tangents
     at a random point, and the rest of ``parameters - dimension``. Up to ``certify_up_to``
-    parameters it also certifies the dimension (:func:`~lsa_helpers.dimension.dimension`);
+    parameters it also certifies the dimension (:func:`~lsa_helpers.function_space.dimension`);
     beyond, formula only. The sliders of widths and ranks past the depth do nothing, so they are
     disabled (and enabled again when the depth grows); ``facts["disabled"]`` lists them.
     """

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lsa_helpers import Architecture, dimension, formula_dimension, span_dimension
-from lsa_helpers.dimension import grow_rank
+from lsa_helpers.function_space import grow_rank
 
 ONE_LAYER = [(d, d_out, a, t) for t in (2, 3) for d, d_out, a in
              itertools.product(range(1, 5), range(1, 4), range(1, 6))]

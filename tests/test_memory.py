@@ -11,14 +11,14 @@ import pytest
 
 from lsa_helpers import Architecture, dimension, memory_estimate, reproduce_softmax_conjecture
 from lsa_helpers.cli import main
-from lsa_helpers.dimension import float_rank_memory, jacobian_bytes
+from lsa_helpers.function_space import float_rank_memory, jacobian_bytes
 
 FACTOR = 4  # the docstring of memory_estimate: the peak is between 1/FACTOR of it and all of it
 
 MEASURE = r"""
 import ctypes, gc, json, sys
 import lsa_helpers as L
-from lsa_helpers.dimension import float_rank_memory, jacobian_bytes
+from lsa_helpers.function_space import float_rank_memory, jacobian_bytes
 
 trim = getattr(ctypes.CDLL(None), "malloc_trim", lambda pad: 0)  # glibc: free heap back
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .architecture import Architecture
-from .forward import column_softmax
+from .network import column_softmax
 from .rank import check_prime, exact_integers
 from .weights import Layer, check_weights
 

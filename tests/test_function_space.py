@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lsa_helpers import Architecture, dimension
-from lsa_helpers.dimension import memory_estimate
+from lsa_helpers.function_space import memory_estimate
 
 
 def test_certified_one_layer():
@@ -53,7 +53,7 @@ def test_errors(kwargs, message):
 def test_sketches_keep_the_exact_rank(rng):
     """Rows fed in chunks, cut to random combinations of rows and columns: the rank of the whole."""
     from lsa_helpers import PRIME, exact_rank
-    from lsa_helpers.dimension import _sketch
+    from lsa_helpers.function_space import _sketch
 
     tall = np.mod(rng.integers(0, PRIME, (400, 7)) @ rng.integers(0, 5, (7, 30)), PRIME)
     space, columns = None, None
@@ -96,7 +96,7 @@ def test_bad_requests_are_refused_before_computing(call, message):
 def test_the_memory_estimate_grows_with_the_jacobian():
     """First round: about parameters^2 entries, a few bytes each, more for exact ranks; later
     float rounds keep every row, exact ones only a sketch."""
-    from lsa_helpers.dimension import OVERHEAD
+    from lsa_helpers.function_space import OVERHEAD
 
     small, large = Architecture((8, 8), (4,)), Architecture((16, 16), (8,))
     ratio = (memory_estimate(large) - OVERHEAD) / (memory_estimate(small) - OVERHEAD)
@@ -139,7 +139,7 @@ def test_inputs_scaled_to_unit_outputs_give_the_rank_that_underflow_hid():
 
 def test_unit_outputs_are_unit_and_keep_the_directions_of_the_inputs(rng):
     from lsa_helpers import forward, random_inputs, random_weights
-    from lsa_helpers.dimension import _unit_outputs
+    from lsa_helpers.function_space import _unit_outputs
 
     arch = Architecture((3,) * 7, (2,) * 6)
     weights, X = random_weights(arch, rng), random_inputs(arch, 5, rng)

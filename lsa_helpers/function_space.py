@@ -10,8 +10,8 @@ import numpy as np
 
 from .architecture import Architecture
 from .formulas import Formula, formula_dimension
-from .forward import layer_forward
-from .jacobian import check_modulus, jacobian
+from .network import layer_forward
+from .differential import check_modulus, jacobian
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents, sees_parallel_tokens
 from .weights import as_generator, random_inputs, random_weights
@@ -251,7 +251,7 @@ def _rows_bytes(arch: Architecture, inputs: int) -> int:
 
 
 def _jacobian_bytes(arch: Architecture, inputs: int, *, exact: bool) -> int:
-    """Peak of :func:`~lsa_helpers.jacobian.jacobian` on ``inputs`` inputs: its rows twice (the
+    """Peak of :func:`~lsa_helpers.differential.jacobian` on ``inputs`` inputs: its rows twice (the
     per-layer blocks and their concatenation) and the tangents of a parameter group, 1.5 times
     (3.5 times with the residues mod p, which copy each array they reduce)."""
     tangents = 8 * inputs * _tangent_entries(arch)
