@@ -1,0 +1,175 @@
+"""The Korean pages agree with the glossary and with the notebooks: README.ko's glossed terms are
+glossary terms, its commands and times are the English README's and the notebooks' titles, and the
+renderings the glossary rejects occur nowhere in the course's Korean."""
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+GUIDE = (ROOT / "README.ko.md").read_text(encoding="utf-8")
+GLOSSARY = (ROOT / "GLOSSARY.md").read_text(encoding="utf-8")
+LESSONS = sorted((ROOT / "notebooks").glob("0*.ipynb"))
+HANGUL = re.compile("[가-힣]")
+LABELS = {"paper", "derived", "reported", "open"}
+REJECTED = ("일반적으로", "모듈러 p", "결정 다양체", "(일반적)", "일반적(generic)")
+CALQUES = ("두 개의 명령", "출처 표시", "대화형", "따라가며", "이루어져 있습니다", "한계")
+
+
+def tables(text):
+    """Each Markdown table of ``text`` as (section heading, header cells, rows of cells)."""
+    found, section, lines = [], "", text.splitlines()
+    for n, line in enumerate(lines):
+        if line.startswith("#"):
+            section = line.lstrip("# ")
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if line.startswith("|") and n + 1 < len(lines) and re.fullmatch(r"\|[-| ]+\|", lines[n + 1]):
+            found.append((section, cells, []))
+        elif line.startswith("|") and found and not re.fullmatch(r"\|[-| ]+\|", line):
+            found[-1][2].append(dict(zip(found[-1][1], cells)))
+    return found
+
+
+def terms(cell):
+    """The terms of a cell: ``계수(階數), 랭크 / 키`` gives 계수, 랭크, 키 (no parentheses, no dashes)."""
+    parts = (re.sub(r"\([^)]*\)", "", part).strip() for part in re.split(r"[/,]", cell))
+    return {part for part in parts if part and part != "—"}
+
+
+def words(english):
+    """Lower-case English words without a plural s: ``Lower / upper bounds`` gives lower, upper, bound."""
+    return {w[:-1] if w.endswith("s") else w for w in re.findall(r"[a-z]+", english.lower())}
+
+
+GLOSSARY_TABLES = tables(GLOSSARY)
+TERMS = GLOSSARY_TABLES[0][2]
+AVOID = next(rows for section, _, rows in GLOSSARY_TABLES if "피할 번역" in section)
+VOCABULARY = {term for _, header, rows in GLOSSARY_TABLES if "피할 번역" not in header
+              for row in rows for column in ("한국어", "다른 표기") for term in terms(row.get(column, ""))}
+
+
+def prose(text):
+    """``text`` without code and mathematics: fenced and indented blocks, `code`, $…$ and $$…$$."""
+    text = re.sub(r"```.*?```|\$\$.*?\$\$", " ", text, flags=re.S)
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("    "))
+    return re.sub(r"`[^`]*`|\$[^$]*\$", " ", text)
+
+
+def doubled_parentheses(text):
+    """Korean glosses in doubled parentheses, in prose: ``(일반적(generic))``, ``((유클리드 위상에서) 닫힌)``."""
+    text = prose(text)
+    nested = re.findall(r"\(\**[가-힣(][^()]*\([^()]*\)[^()]*\)", text)
+    return nested + [line for line in text.splitlines()
+                     if HANGUL.search(line) and re.search(r"\(\(|\)\)", line)]
+
+
+def rejected_in(text):
+    words_found = [word for word in REJECTED + tuple(t for row in AVOID for t in terms(row["피할 번역"]))
+                   if word in prose(text)]
+    return words_found + doubled_parentheses(text)
+
+
+def title_minutes():
+    """Each lesson's core and Bonus minutes as its title cell states them."""
+    minutes = {}
+    for path in LESSONS:
+        title = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"])
+        core = int(re.search(r"core about (\d+) minutes", title).group(1))
+        bonus = int(re.search(r"Bonus[^.]*?about (\d+) minutes", title, re.S).group(1))
+        minutes[path.stem] = core, bonus
+    return minutes
+
+
+def test_the_glossary_has_its_columns_and_every_course_term_one_rendering():
+    section, header, rows = GLOSSARY_TABLES[0]
+    assert header == ["English", "한국어", "다른 표기", "definition", "notebooks"], header
+    assert len(rows) >= 90, f"{len(rows)} terms"
+    alternatives = {term for row in rows for term in terms(row["다른 표기"])}
+    for word in ("올", "역상", "계수", "야코비 행렬", "헤세 행렬", "매개변수", "레이어", "값", "순열",
+                 "잔차 연결", "식별성", "비특이점"):
+        assert any(word in alternative for alternative in alternatives), f"no alternative {word}"
+    english = {w for row in rows for w in words(row["English"])}
+    for word in ("head", "width", "kernel", "minor", "preimage", "torus", "parametrization",
+                 "hypersurface", "injective", "critical", "semicontinuity", "codimension",
+                 "temperature", "teacher", "student", "sample", "expressivity", "branch", "cone"):
+        assert words(word) <= english, f"no glossary term for {word!r}"
+
+
+def test_the_glossary_rejects_the_summarys_mistranslations_and_says_what_to_write():
+    rejected = {t for row in AVOID for t in terms(row["피할 번역"])}
+    assert {"결정 다양체", "유클리드 폐쇄", "핵-테이크", "모듈러 p 정확 랭크", "일반적으로"} <= rejected
+    for row in AVOID:
+        assert row["write instead"] and not rejected & terms(row["write instead"]), row
+
+
+def test_every_glossed_term_of_the_korean_guide_is_a_glossary_term():
+    """``**한글**(English)`` and ``한글(English)``: the Korean is a rendering or an alternative of a
+    glossary row whose English has the gloss's words."""
+    english = r"\(([A-Za-z][A-Za-z' -]*)\)"
+    glossed = re.findall(rf"\*\*([^*\n]*[가-힣][^*\n]*)\*\*{english}|([가-힣]+){english}", prose(GUIDE))
+    assert len(glossed) >= 10
+    unknown = []
+    for bold, bold_english, word, word_english in glossed:
+        korean, english = (bold, bold_english) if bold else (word, word_english)
+        if not any(korean in terms(row["한국어"]) | terms(row["다른 표기"])
+                   and words(english) <= words(row["English"]) for row in TERMS):
+            unknown.append(f"{korean}({english})")
+    assert not unknown, f"README.ko.md glosses terms that GLOSSARY.md does not give: {unknown}"
+
+
+def test_the_korean_guide_has_the_commands_of_the_english_readme():
+    english = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^\| `(make \w+)`", english, flags=re.M)
+    assert len(commands) == 4, commands
+    listed = re.findall(r"^\| `(make \w+)`", GUIDE, flags=re.M)
+    assert listed == commands, f"README.ko.md lists {listed}, README.md {commands}"
+    for line in ("python -m lsa_helpers dimension --widths", "python -m lsa_helpers reproduce softmax-conjecture",
+                 "python -m pip install -r requirements.txt", "jupyter lab", "!git clone", "mybinder.org",
+                 "@inproceedings{henry2025geometry"):
+        assert line in GUIDE, f"README.ko.md lacks {line!r}"
+
+
+def test_the_korean_guide_gives_the_times_the_titles_state():
+    minutes = title_minutes()
+    rows = {row["노트북"].strip("`"): row for _, header, rows in tables(GUIDE) if "핵심" in header
+            for row in rows}
+    assert set(rows) == set(minutes), sorted(rows)
+    for stem, (core, bonus) in minutes.items():
+        said = [int(n) for n in re.findall(r"(\d+)분", rows[stem]["핵심"] + " " + rows[stem]["Bonus"])]
+        assert said[:2] == [core, bonus], f"{stem}: README.ko.md says {said}, its title {core}, {bonus}"
+    cores, bonuses = zip(*minutes.values())
+    total = re.search(r"핵심 시간을 모두 더하면 (\d+)분\((\d+)시간 (\d+)분\)이고, Bonus는 모두 (\d+)분", GUIDE)
+    assert total, "README.ko.md states no totals"
+    assert [int(n) for n in total.groups()] == [sum(cores), *divmod(sum(cores), 60), sum(bonuses)]
+    span = re.search(r"핵심\(core\)은 (\d+)–(\d+)분", GUIDE)
+    assert span and (int(span[1]), int(span[2])) == (min(cores), max(cores))
+
+
+def test_every_correction_of_the_summary_is_labelled_and_counted():
+    section = GUIDE.split("## 요약본이 부정확한 곳")[1].split("\n## ")[0]
+    items = re.split(r"\n\d+\. ", section)[1:]
+    assert int(re.search(r"아래 (\d+)곳", section).group(1)) == len(items) >= 14
+    for item in items:
+        assert re.search(r"\*\*\[(paper|derived|reported|open)\]\*\*", item), item[:60]
+        assert re.search(r"\(0\d(, 0\d)*\)", item), f"no notebook for {item[:60]}"
+
+
+def test_the_korean_guide_prints_the_labels_as_the_notebooks_do():
+    labels = set(re.findall(r"\*\*\[([^\]]+)\]\*\*", GUIDE))
+    assert labels == LABELS, labels
+
+
+def test_the_korean_guide_and_glossary_avoid_the_rejected_renderings():
+    assert not rejected_in(GUIDE), rejected_in(GUIDE)
+    assert not [word for word in CALQUES if word in GUIDE]
+    outside = GLOSSARY.split("## Renderings to avoid")[0] + GLOSSARY.split("## The summary's pictures")[1]
+    assert not rejected_in(outside), rejected_in(outside)
+
+
+def test_the_notebooks_korean_avoids_the_rejected_renderings():
+    found = []
+    for path in sorted((ROOT / "notebooks").glob("**/0*.ipynb")):
+        for n, cell in enumerate(json.loads(path.read_text(encoding="utf-8"))["cells"]):
+            if cell["cell_type"] == "markdown" and HANGUL.search("".join(cell["source"])):
+                found += [(path.stem[:2], n, word) for word in rejected_in("".join(cell["source"]))]
+    assert not found, f"(notebook, cell, rendering): {found}"
