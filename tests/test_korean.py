@@ -14,6 +14,10 @@ HANGUL = re.compile("[가-힣]")
 LABELS = {"paper", "derived", "reported", "open"}
 REJECTED = ("일반적으로", "모듈러 p", "결정 다양체", "(일반적)", "일반적(generic)")
 CALQUES = ("두 개의 명령", "출처 표시", "대화형", "따라가며", "이루어져 있습니다", "한계")
+# Glossary terms whose other renderings the course never writes: deep network is 심층 네트워크, not
+# 깊은 네트워크; lower semicontinuity is 하반연속성, never bare 반연속성.
+ONE_RENDERING = ("deep network", "lower semicontinuity")
+KOREAN_FILES = [ROOT / "README.ko.md", *sorted((ROOT / "notebooks" / "ko").glob("*.md"))]
 
 
 def tables(text):
@@ -129,6 +133,12 @@ def test_the_korean_guide_has_the_commands_of_the_english_readme():
         assert line in GUIDE, f"README.ko.md lacks {line!r}"
 
 
+def test_the_korean_guide_links_the_korean_pages_above_its_first_section():
+    top = GUIDE.split("\n## ")[0]
+    for target in ("notebooks/ko/README.md", "notebooks/ko/CHEATSHEET.ko.md", "notebooks/ko/READING_GROUP.ko.md"):
+        assert f"]({target})" in top and (ROOT / target).exists(), f"README.ko.md does not link {target} at its top"
+
+
 def test_the_korean_guide_gives_the_times_the_titles_state():
     minutes = title_minutes()
     rows = {row["노트북"].strip("`"): row for _, header, rows in tables(GUIDE) if "핵심" in header
@@ -164,6 +174,22 @@ def test_the_korean_guide_and_glossary_avoid_the_rejected_renderings():
     assert not [word for word in CALQUES if word in GUIDE]
     outside = GLOSSARY.split("## Renderings to avoid")[0] + GLOSSARY.split("## The summary's pictures")[1]
     assert not rejected_in(outside), rejected_in(outside)
+
+
+def test_the_korean_files_write_the_glossarys_rendering_and_not_the_other_usage():
+    """For the terms of ``ONE_RENDERING``, no Korean file writes an other rendering of the glossary row
+    outside the rendering itself (반연속성 only inside 하반연속성)."""
+    rows = {row["English"]: row for row in TERMS}
+    found = []
+    for english in ONE_RENDERING:
+        renderings, others = terms(rows[english]["한국어"]), terms(rows[english]["다른 표기"])
+        assert others, f"the glossary gives no other rendering of {english}"
+        for path in KOREAN_FILES:
+            text = prose(path.read_text(encoding="utf-8"))
+            for rendering in renderings:
+                text = text.replace(rendering, " ")
+            found += [(path.name, other) for other in others if other in text]
+    assert not found, f"(file, rendering the glossary does not use): {found}"
 
 
 def test_the_notebooks_korean_avoids_the_rejected_renderings():
