@@ -124,10 +124,10 @@ def _dimension(args) -> str:
         "upper_bound": result.upper_bound, "certified_dimension": result.certified_dimension,
         "samples": result.samples, "stopped": result.stopped, "seed": args.seed,
     }
-    if result.float_rank is not None:
-        record["singular_value_gap"] = _rounded(result.float_rank.gap)
-        record["float_rank_is_clear"] = result.float_rank.is_clear
-        record["float_rank_doubt"] = result.float_rank.reason
+    if result.float_reading is not None:
+        record["singular_value_gap"] = _rounded(result.float_reading.gap)
+        record["float_rank_is_clear"] = result.float_reading.is_clear
+        record["float_rank_doubt"] = result.float_reading.reason
     if args.json:
         return json.dumps(record)
     return "\n".join(f"{key:>20}: {value}" for key, value in record.items())

@@ -559,8 +559,8 @@ def atlas_row(arch: Architecture, seed: int = 0) -> dict:
            "parameters": arch.parameter_count,
            "formula_dimension": exact.formula.value, "formula_status": exact.formula.status}
     for prefix, result in (("float_", floating), ("softmax_", softmax)):
-        row.update({f"{prefix}rank": result.rank, f"{prefix}gap": result.float_rank.gap,
-                    f"{prefix}verdict": result.float_rank.verdict,
+        row.update({f"{prefix}rank": result.rank, f"{prefix}gap": result.float_reading.gap,
+                    f"{prefix}verdict": result.float_reading.verdict,
                     f"{prefix}samples": result.samples, f"{prefix}stopped": result.stopped})
     row.update({"exact_rank": exact.rank, "upper_bound": exact.upper_bound,
                 "certified_dimension": exact.certified_dimension,

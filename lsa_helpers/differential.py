@@ -6,14 +6,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import _checks
+from ._checks import EXACT_FLOAT
 from .architecture import Architecture
 from .network import column_softmax
-from .rank import check_prime, exact_integers
+from .rank import reducer
 from .weights import Layer, check_weights
 
-__all__ = ["check_modulus", "jacobian"]
-
-_EXACT_LIMIT = 2**53  # float64 holds every integer below this exactly
+__all__ = ["jacobian"]
 
 
 def check_modulus(arch: Architecture, modulus: int) -> int:
@@ -25,10 +25,10 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     if not arch.is_lightning:
         raise ValueError(
             "exact arithmetic needs normalization='lightning' (softmax is not polynomial)")
-    modulus = check_prime(modulus)
+    modulus = _checks.prime("modulus", modulus)
     inner = max(arch.widths + arch.ranks) * arch.tokens
-    if inner * (modulus - 1) ** 2 >= _EXACT_LIMIT:
-        most = (_EXACT_LIMIT - 1) // ((modulus - 1) ** 2 * max(arch.widths + arch.ranks))
+    if inner * (modulus - 1) ** 2 >= EXACT_FLOAT:
+        most = (EXACT_FLOAT - 1) // ((modulus - 1) ** 2 * max(arch.widths + arch.ranks))
         raise ValueError(
             f"exact products mod {modulus} need max(widths + ranks) * tokens * (p - 1)^2 < 2^53: "
             f"at most {most} tokens, got tokens={arch.tokens}" if most >= 1 else
@@ -121,16 +121,14 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     """
     p = None if modulus is None else check_modulus(arch, modulus)
     weights = check_weights(arch, weights, modulus=p)
-    inputs = np.asarray(inputs if p is None else np.mod(exact_integers(inputs, "inputs"), p),
-                        dtype=np.float64)
+    if p is not None:
+        inputs = np.mod(_checks.integer_array("inputs", inputs), p)
+    inputs = np.asarray(inputs, dtype=np.float64)
     expected = (arch.widths[0], arch.tokens)
     if inputs.ndim != 3 or inputs.shape[1:] != expected:
         raise ValueError(
             f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
-    red = _identity
-    if p is not None:
-        red = lambda x: _residues(x, p)
-        inputs = red(inputs)
+    red = reducer(p)
     values = [inputs]
     for layer in weights[:-1]:
         F = _layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0]
@@ -156,19 +154,3 @@ def _per_sample(tangent: np.ndarray) -> np.ndarray:
     """``(P, N, d, t)`` tangents as per-sample matrices ``(N, d t, P)``."""
     P, N, d, t = tangent.shape
     return np.moveaxis(tangent.reshape(P, N, d * t), 0, -1)
-
-
-def _identity(x):
-    return x
-
-
-def _residues(x: np.ndarray, p: int) -> np.ndarray:
-    """``x mod p`` for float64 integers ``|x| < 2^53 - p``, exactly: ``x - p floor(x / p)``, fixed.
-
-    The quotient may be off by one where ``x / p`` rounds across an integer; one correction fixes
-    that. Many times faster than ``np.mod`` on floats.
-    """
-    r = x - p * np.floor(x * (1.0 / p))
-    r -= p * (r >= p)
-    r += p * (r < 0)
-    return r

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 import os
 
+from . import _checks
 from .architecture import Architecture
 from .function_space import MAX_MEMORY, check_memory, float_rank_memory
 from .formulas import formula_dimension
@@ -68,9 +68,10 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     [(3, 25, 25)]
     """
     workers = (os.cpu_count() or 1) if workers is None else workers
-    for name, value in (("samples", samples), ("workers", workers)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    samples, trials, trials_at_10, workers = (
+        _checks.positive_int(name, value) for name, value in
+        (("samples", samples), ("trials", trials), ("trials_at_10", trials_at_10),
+         ("workers", workers)))
     archs = [Architecture((w,) * (layers + 1), (rank,) * layers, "softmax", tokens) for w in widths]
     counts = [trials_at_10 if w == 10 else trials for w in widths]
     jobs = [arch for arch, count in zip(archs, counts) for _ in range(count)]

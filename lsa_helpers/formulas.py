@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 from math import comb
+from typing import Literal, get_args
 
+from . import _checks
 from .architecture import Architecture
 
-__all__ = ["Formula", "formula_dimension", "monomials_per_entry", "span_dimension"]
+__all__ = ["FORMULA_STATUSES", "Formula", "formula_dimension", "monomials_per_entry",
+           "span_dimension"]
+
+FormulaStatus = Literal["paper", "conjecture", "derived", "none"]
+FORMULA_STATUSES: tuple[FormulaStatus, ...] = get_args(FormulaStatus)
+"""Where a closed-form dimension comes from (:attr:`Formula.status`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,8 +28,11 @@ class Formula:
     """
 
     value: int | None
-    status: str
+    status: FormulaStatus
     reason: str
+
+    def __post_init__(self):
+        _checks.choice("status", self.status, FORMULA_STATUSES)
 
     def __repr__(self) -> str:
         return f"Formula({self.value}, {self.status}: {self.reason})"

@@ -5,13 +5,15 @@ from __future__ import annotations
 import dataclasses
 import sys
 from decimal import Decimal
+from typing import Literal, get_args
 
 import numpy as np
 
+from . import _checks
 from .architecture import Architecture
+from .differential import check_modulus, jacobian
 from .formulas import Formula, formula_dimension
 from .network import layer_forward
-from .differential import check_modulus, jacobian
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents, sees_parallel_tokens
 from .weights import as_generator, random_inputs, random_weights
@@ -19,14 +21,21 @@ from .weights import as_generator, random_inputs, random_weights
 __all__ = [
     "MAX_MEMORY",
     "METHODS",
+    "STOP_REASONS",
     "Dimension",
-    "check_memory",
     "dimension",
-    "jacobian_bytes",
     "memory_estimate",
 ]
 
-METHODS = ("auto", "float", "exact", "certified")
+Method = Literal["auto", "float", "exact", "certified"]
+METHODS: tuple[Method, ...] = get_args(Method)
+"""How :func:`dimension` computes a rank: ``"auto"`` is certified for lightning, float for softmax."""
+
+StopReason = Literal["met upper bound", "stopped growing", "sample limit", "memory limit",
+                     "exceeds upper bound"]
+STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+"""Why :func:`dimension` added no more inputs (:attr:`Dimension.stopped`)."""
+_MET, _STALLED, _SAMPLE_LIMIT, _MEMORY_LIMIT, _EXCEEDS = STOP_REASONS
 
 MAX_MEMORY = 4e9
 """Bytes: :func:`dimension` refuses a request whose first round alone needs more (half a laptop)."""
@@ -38,22 +47,23 @@ class Dimension:
 
     ``rank``: the Jacobian rank on ``samples`` inputs (float, or exact mod ``modulus``; exact ranks
     are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
-    directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``:
-    why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
-    ``"sample limit"``, ``"memory limit"``: the next round would need more than ``max_memory``,
-    or ``"exceeds upper bound"``: a float rank with a clear gap that still counted rounding
-    noise). ``float_rank``: the float rank with its gap and, where it cannot be trusted, the
-    reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
+    directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``
+    (:data:`STOP_REASONS`): why no more inputs were added (``"met upper bound"``,
+    ``"stopped growing"``, ``"sample limit"``, ``"memory limit"``: the next round would need more
+    than ``max_memory``, or ``"exceeds upper bound"``: a float rank with a clear gap that still
+    counted rounding noise). ``float_reading``: for a float rank, the :class:`~lsa_helpers.rank.FloatRank` read off
+    the Jacobian, with its gap and, where it cannot be trusted, the reasons
+    (:attr:`~lsa_helpers.rank.FloatRank.reason`).
     """
 
     architecture: Architecture
-    method: str
+    method: Method
     rank: int
     upper_bound: int
     samples: int
-    stopped: str
+    stopped: StopReason
     formula: Formula
-    float_rank: FloatRank | None = None
+    float_reading: FloatRank | None = None
     modulus: int | None = None
 
     @property
@@ -70,8 +80,8 @@ class Dimension:
         bits = [f"rank={self.rank}", f"upper_bound={self.upper_bound}", f"method={self.method!r}",
                 f"parameters={self.parameters}", f"formula={self.formula.value}",
                 f"samples={self.samples}", f"stopped={self.stopped!r}"]
-        if self.float_rank is not None:
-            bits.append(f"gap={self.float_rank.gap:.1e}")
+        if self.float_reading is not None:
+            bits.append(f"gap={self.float_reading.gap:.1e}")
         if self.method == "certified":
             bits.append(f"certified={self.certified_dimension}")
         return f"Dimension({', '.join(bits)})"
@@ -101,9 +111,9 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     >>> dimension(Architecture((3, 3), (3,)), rng=0).certified_dimension
     17
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    _check_count("max_samples", max_samples)
+    _checks.choice("method", method, METHODS)
+    max_samples = _checks.optional_positive_int("max_samples", max_samples)
+    progress = _checks.bool_flag("progress", progress)
     if method == "auto":
         method = "certified" if arch.is_lightning else "float"
     exact = method != "float"
@@ -184,12 +194,6 @@ def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set, exact
     return found
 
 
-def _check_count(name: str, value) -> None:
-    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
-                              or value < 1):
-        raise ValueError(f"{name} must be a positive integer or None, got {name}={value!r}")
-
-
 def _fiber_rank(arch: Architecture, weights, p: int | None, rng) -> int:
     """Rank of the known fiber directions at ``weights`` (mod ``p``, or float)."""
     tangents = fiber_tangents(arch, weights, modulus=p)
@@ -214,9 +218,8 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
     upper bound: the peak resident memory measured on softmax, deep lightning, float and exact
     runs that add 25 MB to 3 GB lies between a quarter of it and all of it.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    _check_count("inputs", inputs)
+    _checks.choice("method", method, METHODS)
+    inputs = _checks.optional_positive_int("inputs", inputs)
     exact = method in ("exact", "certified") or method == "auto" and arch.is_lightning
     count, held, rounds = _first_round(arch), 0, []
     for new in _rounds(count, inputs or count):
@@ -344,9 +347,7 @@ def jacobian_bytes(parameters: int, rows: int, *, exact: bool, computing: int | 
 def check_memory(needed: int, max_memory: float, name: str = "max_memory") -> None:
     """Refuse, in one line, a request that needs more than ``max_memory`` bytes; ``name``: the
     argument to raise (``--max-memory`` on the command line)."""
-    if not (isinstance(max_memory, (int, float, np.integer, np.floating))
-            and not isinstance(max_memory, bool) and max_memory > 0):
-        raise ValueError(f"{name} must be a positive number of bytes, got {name}={max_memory!r}")
+    max_memory = _checks.finite_positive(name, max_memory)
     if needed > max_memory:
         raise ValueError(
             f"this request may need up to {_gigabytes(needed)} GB of memory, above {name} = "
@@ -393,7 +394,7 @@ def _grow(rows, count, upper, modulus, rng, limit, bar, fits):
     J = space = columns = None
     for new in _rounds(count, limit):
         if not fits(samples + new):
-            return value, samples, "memory limit", found
+            return value, samples, _MEMORY_LIMIT, found
         if modulus is None:
             block = rows(new)
             J = block if J is None else np.concatenate([J, block])  # rows of each input alone
@@ -407,10 +408,10 @@ def _grow(rows, count, upper, modulus, rng, limit, bar, fits):
         samples += new
         bar.update(min(value, upper) - bar.n)
         bar.set_postfix(inputs=samples, refresh=False)
-        stopped = ("exceeds upper bound" if settled and value > upper else
-                   "met upper bound" if settled and value == upper else
-                   "stopped growing" if settled and value == previous else
-                   "sample limit" if samples >= limit else None)
+        stopped = (_EXCEEDS if settled and value > upper else
+                   _MET if settled and value == upper else
+                   _STALLED if settled and value == previous else
+                   _SAMPLE_LIMIT if samples >= limit else None)
         if stopped:
             return value, samples, stopped, found
         previous = value

@@ -8,14 +8,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .architecture import Architecture, _sizes
-from .function_space import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
+from . import _checks
+from .architecture import Architecture
+from .differential import check_modulus, jacobian
 from .formulas import span_dimension
+from .function_space import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
 from .network import layer_forward
-from .differential import _residues, check_modulus, jacobian
-from .rank import PRIME, check_prime, exact_rank
-from .symmetries import _inverse, _kernel, _placer
-from .weights import Layer, _draw, as_generator, checked_shapes
+from .rank import PRIME, exact_rank, inverse, kernel, reducer
+from .weights import Layer, as_generator, checked_shapes, draw, parameter_placer
 
 __all__ = [
     "Head",
@@ -52,14 +52,15 @@ class MultiHead:
     tokens: int = 3
 
     def __post_init__(self):
-        (d,), (d_out,) = _sizes("d", (self.d,)), _sizes("d_out", (self.d_out,))
-        ranks, value_ranks = _sizes("ranks", self.ranks), _sizes("value_ranks", self.value_ranks)
+        d, d_out = _checks.positive_int("d", self.d), _checks.positive_int("d_out", self.d_out)
+        ranks = _checks.sizes("ranks", self.ranks)
+        value_ranks = _checks.sizes("value_ranks", self.value_ranks)
         if len(value_ranks) != len(ranks):
             raise ValueError(f"value_ranks must have one entry per head ({len(ranks)}), "
                              f"got value_ranks={value_ranks!r}")
-        Architecture((d, d_out), (1,), tokens=self.tokens)  # validates tokens
+        tokens = _checks.positive_int("tokens", self.tokens)
         for name, value in (("d", d), ("d_out", d_out), ("ranks", ranks),
-                            ("value_ranks", value_ranks)):
+                            ("value_ranks", value_ranks), ("tokens", tokens)):
             object.__setattr__(self, name, value)
 
     @property
@@ -147,7 +148,7 @@ class Head(NamedTuple):
 def random_heads(heads: MultiHead, rng=None, *, modulus: int | None = None) -> tuple[Head, ...]:
     """Random head weights: Gaussian with variance ``1 / (fan-in)``, or residues mod ``modulus``."""
     rng = as_generator(rng)
-    return tuple(Head(*(_draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
+    return tuple(Head(*(draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
                  for shapes in heads.head_shapes)
 
 
@@ -156,7 +157,7 @@ def _check_heads(heads: MultiHead, weights, modulus: int | None = None) -> tuple
     multiply exactly over the heads' widths and ranks), integers reduced mod ``modulus``."""
     if modulus is not None:
         widest = max(heads.d, heads.d_out, *heads.ranks, *heads.value_ranks)
-        modulus = check_prime(modulus, inner=widest)
+        modulus = _checks.prime("modulus", modulus, inner=widest)
     return checked_shapes(weights, heads.head_shapes, Head, "head", modulus=modulus)
 
 
@@ -192,7 +193,7 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
     if modulus is not None:
         modulus = _check_modulus(heads, modulus)
     weights = _check_heads(heads, weights, modulus)
-    red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))
+    red = reducer(modulus)
     blocks = []
     for h, head in enumerate(weights):
         J = jacobian(heads.head_architecture(h), [Layer(*head.layer[:2], red(head.U @ head.W))],
@@ -216,7 +217,7 @@ def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = N
     """
     weights = _check_heads(heads, weights, modulus)
     rows = []
-    place = _placer(heads.head_shapes, rows)
+    place = parameter_placer(heads.head_shapes, rows)
     for h, (Q, K, W, U) in enumerate(weights):
         dKt, dQ = _product_fiber(K.T, Q, modulus)
         place(len(dQ), {(h, 0): dQ, (h, 1): np.swapaxes(dKt, 1, 2)})
@@ -225,8 +226,7 @@ def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = N
         place(1, {(h, 0): Q, (h, 2): -W})
     for g, h in heads.mixing_pairs:
         place(1, _mixing(weights[g], weights[h], g, h, modulus))
-    tangents = np.concatenate(rows)
-    return tangents if modulus is None else np.mod(tangents, modulus)
+    return reducer(modulus)(np.concatenate(rows))
 
 
 def _product_fiber(L: np.ndarray, R: np.ndarray, modulus: int | None):
@@ -234,7 +234,7 @@ def _product_fiber(L: np.ndarray, R: np.ndarray, modulus: int | None):
     (m, k), n = L.shape, R.shape[1]
     M = np.concatenate([np.einsum("xi,ry->xyir", np.eye(m), R).reshape(m * n, m * k),
                         np.einsum("xr,yj->xyrj", L, np.eye(n)).reshape(m * n, k * n)], axis=1)
-    basis = _kernel(M if modulus is None else np.mod(M, modulus), modulus)
+    basis = kernel(reducer(modulus)(M), modulus)
     return basis[:, :m * k].reshape(-1, m, k), basis[:, m * k:].reshape(-1, k, n)
 
 
@@ -245,24 +245,26 @@ def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> 
     ``dU_h = -V_g (W_h^T W_h)^{-1} W_h^T`` when ``rho_h >= d``, else ``-V_g = U_h dW_h`` with
     ``dW_h = -U_h^T (U_h U_h^T)^{-1} V_g``. Empty where an inverse does not exist.
     """
+    red = reducer(modulus)
+
     def mul(*factors):  # a product, reduced mod p after every step (exact in float64)
         out = factors[0]
         for factor in factors[1:]:
-            out = out @ factor if modulus is None else np.mod(out @ factor, modulus)
+            out = red(out @ factor)
         return out
 
     Q, K, W, U = head_h
     Kg, Vg = head_g.K, mul(head_g.U, head_g.W)
-    inverse = _inverse(mul(Kg.T, Kg), modulus)
-    if inverse is None:
+    gram = inverse(mul(Kg.T, Kg), modulus)
+    if gram is None:
         return {}
-    parts = {(g, 0): mul(Kg, inverse, mul(K.T, Q))}
+    parts = {(g, 0): mul(Kg, gram, mul(K.T, Q))}
     if W.shape[0] >= W.shape[1]:
-        inverse = _inverse(mul(W.T, W), modulus)
-        parts[(h, 3)] = None if inverse is None else -mul(Vg, inverse, W.T)
+        gram = inverse(mul(W.T, W), modulus)
+        parts[(h, 3)] = None if gram is None else -mul(Vg, gram, W.T)
     else:
-        inverse = _inverse(mul(U, U.T), modulus)
-        parts[(h, 2)] = None if inverse is None else -mul(U.T, inverse, Vg)
+        gram = inverse(mul(U, U.T), modulus)
+        parts[(h, 2)] = None if gram is None else -mul(U.T, gram, Vg)
     return {} if any(v is None for v in parts.values()) else parts
 
 
@@ -305,7 +307,7 @@ def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME,
     tangents = head_symmetry_tangents(heads, weights, modulus=modulus)
     upper = min(heads.span_dimension, heads.parameter_count - exact_rank(tangents, modulus))
     def rows(n):
-        inputs = _draw(rng, (n, heads.d, heads.tokens), modulus, 1.0)
+        inputs = draw(rng, (n, heads.d, heads.tokens), modulus, 1.0)
         return multihead_jacobian(heads, weights, inputs, modulus=modulus)
 
     rank, samples, stopped, _ = grow_rank(rows, count, upper, modulus=modulus, rng=rng)

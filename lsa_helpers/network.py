@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 
+from . import _checks
 from .architecture import NORMALIZATIONS
 from .weights import Layer
 
 __all__ = ["ORDERS", "column_softmax", "forward", "layer_forward", "multiplication_counts"]
 
-ORDERS = ("linear", "quadratic")
+Order = Literal["linear", "quadratic"]
+ORDERS: tuple[Order, ...] = get_args(Order)
+"""The two orders of a lightning layer's products: re-associated (``O(t)``) or as written."""
 
 
 def column_softmax(Z: np.ndarray) -> np.ndarray:
     """``S(Z)_ij = exp(Z_ij) / sum_k exp(Z_kj)``: normalised over keys ``i``, per query ``j``."""
     E = np.exp(Z - Z.max(axis=-2, keepdims=True))
     return E / E.sum(axis=-2, keepdims=True)
-
-
-def _check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
 
 
 def _check_input(layer: Layer, X) -> np.ndarray:
@@ -47,8 +47,8 @@ def layer_forward(layer, X, *, normalization: str = "lightning",
     >>> layer_forward(layer, np.array([[1.0, 2.0], [0.0, 1.0]]))
     array([[ 7., 14.]])
     """
-    _check_choice("normalization", normalization, NORMALIZATIONS)
-    _check_choice("order", order, ORDERS)
+    _checks.choice("normalization", normalization, NORMALIZATIONS)
+    _checks.choice("order", order, ORDERS)
     layer = Layer(*layer)
     Q, K, V = layer
     X = _check_input(layer, X)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from math import ceil
+from typing import Literal, get_args
 
 import numpy as np
 
+from . import _checks
 from .architecture import Architecture
 from .differential import jacobian
 from .rank import PRIME, exact_rank
@@ -29,7 +30,8 @@ __all__ = [
     "value_map_matrix",
 ]
 
-SLICE_POSITIONS = ("inside", "boundary", "outside")
+SlicePosition = Literal["inside", "boundary", "outside"]
+SLICE_POSITIONS: tuple[SlicePosition, ...] = get_args(SlicePosition)
 """Where a point ``(alpha, beta, gamma)`` of the ``d = 2`` slice lies (:func:`slice_position`)."""
 
 
@@ -100,11 +102,13 @@ def slice_matrix(alpha: float, beta: float, gamma: float) -> np.ndarray:
     array([[ 3.,  1.],
            [ 1., -1.]])
     """
-    alpha, beta, gamma = (float(x) for x in (alpha, beta, gamma))
+    alpha, beta, gamma = (_checks.finite(name, x) for name, x in
+                          (("alpha", alpha), ("beta", beta), ("gamma", gamma)))
     return np.array([[alpha + beta, gamma], [gamma, alpha - beta]])
 
 
-def slice_position(alpha: float, beta: float, gamma: float, *, rtol: float = 1e-9) -> str:
+def slice_position(alpha: float, beta: float, gamma: float, *,
+                   rtol: float = 1e-9) -> SlicePosition:
     """Whether ``S = [[alpha + beta, gamma], [gamma, alpha - beta]]`` is a ``sym(z k^T)`` [derived].
 
     ``det sym(z k^T) = -((z_1 k_2 - z_2 k_1) / 2)^2 <= 0``, and conversely every symmetric ``S``
@@ -123,19 +127,16 @@ def slice_position(alpha: float, beta: float, gamma: float, *, rtol: float = 1e-
     >>> slice_position(0.5, 1.0, 0.0), slice_position(1.0, 0.6, 0.8), slice_position(1.0, 0.0, 0.0)
     ('inside', 'boundary', 'outside')
     """
-    values = []
-    for name, x in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
-        if not isinstance(x, numbers.Real) or not np.isfinite(x):
-            raise ValueError(f"{name} must be a finite real number, got {name}={x!r}")
-        values.append(float(x))
-    if not isinstance(rtol, numbers.Real) or not 0 <= rtol < 1:
-        raise ValueError(f"rtol must be a number in [0, 1), got rtol={rtol!r}")
+    values = [_checks.finite(name, x) for name, x in
+              (("alpha", alpha), ("beta", beta), ("gamma", gamma))]
+    rtol = _checks.fraction("rtol", rtol, zero=True)
     top = max(map(abs, values)) or 1.0  # S and cS lie on the same side: work at scale 1
     alpha, beta, gamma = (x / top for x in values)
     excess = beta * beta + gamma * gamma - alpha * alpha
+    inside, boundary, outside = SLICE_POSITIONS
     if abs(excess) <= rtol * (alpha * alpha + beta * beta + gamma * gamma):
-        return "boundary"
-    return "inside" if excess > 0 else "outside"
+        return boundary
+    return inside if excess > 0 else outside
 
 
 # --- Closedness ----------------------------------------------------------------------------------
@@ -189,8 +190,7 @@ def rank_one_layers(k, q, v, z, *, a: int) -> tuple[Layer, Layer]:
     d = k.size
     if q.size != d or z.size != d:
         raise ValueError(f"k, q and z must have the same length, got {k.size}, {q.size}, {z.size}")
-    if not isinstance(a, numbers.Integral) or isinstance(a, bool) or a < 1:
-        raise ValueError(f"a must be a positive integer, got a={a!r}")
+    a = _checks.positive_int("a", a)
 
     def layer(key, value_factor):
         Q, K = np.zeros((a, d)), np.zeros((a, d))
@@ -204,7 +204,7 @@ def rank_one_layers(k, q, v, z, *, a: int) -> tuple[Layer, Layer]:
 
 
 def _one_layer(arch: Architecture) -> Architecture:
-    if not isinstance(arch, Architecture) or arch.layers != 1 or not arch.is_lightning:
+    if not (isinstance(arch, Architecture) and arch.layers == 1 and arch.is_lightning):
         raise ValueError(f"arch must be a one-layer lightning Architecture, got {arch!r}")
     return arch
 
@@ -253,17 +253,16 @@ def tangent_dimension(arch: Architecture, *layers, rng=None, modulus: int = PRIM
     (14, 20)
     """
     arch = _one_layer(arch)
+    max_rounds = _checks.positive_int("max_rounds", max_rounds)
     if not layers:
         raise ValueError("layers must hold at least one layer (a preimage of the point)")
     layers = [check_weights(arch, [layer])[0] for layer in layers]
     if any(not np.array_equal(w, np.round(w)) for layer in layers for w in layer):
         raise ValueError("layers must have integer weights (ranks are computed exactly mod p)")
     for i, layer in enumerate(layers[1:], start=2):
-        if function_distance(arch, [layers[0]], [layer], 0) > 1e-9:
+        if function_distance(arch, [layers[0]], [layer], rng=0) > 1e-9:
             raise ValueError(f"layers must all compute the same function, layer {i} differs "
                              "from layer 1")
-    if not isinstance(max_rounds, numbers.Integral) or max_rounds < 1:
-        raise ValueError(f"max_rounds must be a positive integer, got max_rounds={max_rounds!r}")
     rng = as_generator(rng)
     step = ceil(len(layers) * arch.parameter_count / (arch.widths[1] * arch.tokens)) + 1
     inputs = random_inputs(arch, step, rng, modulus=modulus)
@@ -445,12 +444,9 @@ def gradient_descent(layer, inputs, targets, *, learning_rate: float, steps: int
     ([0, 100, 200], 0.0)
     """
     layer, X, Y = _training_data(layer, inputs, targets)
-    if not isinstance(learning_rate, numbers.Real) or not 0 < learning_rate < np.inf:
-        raise ValueError(f"learning_rate must be a positive number, "
-                         f"got learning_rate={learning_rate!r}")
-    for name, value in (("steps", steps), ("record_every", record_every)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    learning_rate = _checks.finite_positive("learning_rate", learning_rate)
+    steps = _checks.positive_int("steps", steps)
+    record_every = _checks.positive_int("record_every", record_every)
     Q, K, V = (w.copy() for w in layer)
     records = []
     for step in range(steps + 1):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from collections.abc import Callable
 from math import log
 
 import numpy as np
 
+from . import _checks
 from .network import layer_forward
 from .weights import Layer, as_generator, layer_from_attention
 
@@ -38,17 +38,6 @@ class SoftmaxRecovery:
                else f"residual={self.residual:.2e}")
         return (f"SoftmaxRecovery(d={self.A.shape[0]}, d_out={self.V.shape[0]}, {fit}): "
                 "(A, V) itself, no scaling left")
-
-
-def _integer(name: str, value, minimum: int) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
-    return int(value)
-
-
-def _check_black_box(black_box) -> None:
-    if not callable(black_box):
-        raise ValueError(f"black_box must be a callable X -> phi(X), got {black_box!r}")
 
 
 def _evaluate(black_box: Callable, X: np.ndarray) -> np.ndarray:
@@ -99,10 +88,10 @@ def recover_values(black_box: Callable, d: int, *, tokens: int = 3, samples: int
     >>> np.allclose(V_rec, V)
     True
     """
-    _check_black_box(black_box)
-    d = _integer("d", d, 1)
-    tokens = _integer("tokens", tokens, 1)
-    samples = d if samples is None else _integer("samples", samples, d)
+    _checks.function("black_box", black_box, "X -> phi(X)")
+    d = _checks.positive_int("d", d)
+    tokens = _checks.positive_int("tokens", tokens)
+    samples = d if samples is None else _checks.integer("samples", samples, d)
     x = as_generator(rng).normal(size=(samples, d))
     Y = _evaluate(black_box, np.repeat(x[:, :, None], tokens, axis=2))[:, :, 0]
     return np.linalg.lstsq(x, Y, rcond=None)[0].T
@@ -159,15 +148,14 @@ def recover_attention(black_box: Callable, V, *, tokens: int = 3, samples: int |
     >>> np.allclose(A_rec, A)
     True
     """
-    _check_black_box(black_box)
+    _checks.function("black_box", black_box, "X -> phi(X)")
     V = np.asarray(V, dtype=np.float64)
     if V.ndim != 2 or V.size == 0 or not np.all(np.isfinite(V)) or not np.any(V):
         raise ValueError(f"V must be a finite, non-zero d' x d matrix, got shape {V.shape}")
     d = V.shape[1]
-    tokens = _integer("tokens", tokens, 2)
-    samples = d * d if samples is None else _integer("samples", samples, d * d)
-    if not isinstance(scale, numbers.Real) or not scale > 0:
-        raise ValueError(f"scale must be a positive number, got scale={scale!r}")
+    tokens = _checks.integer("tokens", tokens, 2)
+    samples = d * d if samples is None else _checks.integer("samples", samples, d * d)
+    scale = _checks.finite_positive("scale", scale)
     rng = as_generator(rng)
     x, y = scale * rng.normal(size=(2, samples, d))
     X = np.concatenate([x[:, :, None], np.repeat(y[:, :, None], tokens - 1, axis=2)], axis=2)
@@ -210,12 +198,11 @@ def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng=N
     >>> np.allclose(rec.A, A), np.allclose(rec.V, V)
     (True, True)
     """
-    _check_black_box(black_box)
-    d = _integer("d", d, 1)
-    tokens = _integer("tokens", tokens, 2)
-    checks = _integer("checks", checks, 1)
-    if not isinstance(rtol, numbers.Real) or not 0 < rtol < 1:
-        raise ValueError(f"rtol must be a number between 0 and 1, got rtol={rtol!r}")
+    _checks.function("black_box", black_box, "X -> phi(X)")
+    d = _checks.positive_int("d", d)
+    tokens = _checks.integer("tokens", tokens, 2)
+    checks = _checks.positive_int("checks", checks)
+    rtol = _checks.fraction("rtol", rtol)
     rng = as_generator(rng)
     V = recover_values(black_box, d, tokens=tokens, rng=rng)
     if not np.any(np.abs(V) > 1e-12 * max(1.0, np.abs(V).max())):

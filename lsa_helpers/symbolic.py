@@ -6,6 +6,8 @@ from typing import NamedTuple
 
 import sympy
 
+from . import _checks
+
 __all__ = ["SymbolicLayer", "coefficients", "is_homogeneous", "monomial_count", "symbolic_layer"]
 
 
@@ -30,9 +32,8 @@ def symbolic_layer(d: int, d_out: int, a: int, tokens: int) -> SymbolicLayer:
     >>> layer.output[0, 0]
     k_0_0*q_0_0*v_0_0*x_0_0**3
     """
-    for name, value in (("d", d), ("d_out", d_out), ("a", a), ("tokens", tokens)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    d, d_out, a, tokens = (_checks.positive_int(name, value) for name, value in
+                           (("d", d), ("d_out", d_out), ("a", a), ("tokens", tokens)))
     X = sympy.Matrix(d, tokens, lambda i, j: sympy.Symbol(f"x_{i}_{j}"))
     Q = sympy.Matrix(a, d, lambda i, j: sympy.Symbol(f"q_{i}_{j}"))
     K = sympy.Matrix(a, d, lambda i, j: sympy.Symbol(f"k_{i}_{j}"))

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .architecture import Architecture
+from .rank import reducer
 from .weights import Layer, check_weights
 
 __all__ = ["VirtualWeights", "value_free_forward", "virtual_jacobian", "virtual_weights"]
@@ -72,7 +73,7 @@ def virtual_jacobian(arch: Architecture, weights, *, modulus: int | None = None)
     (27, 42)
     """
     weights = check_weights(arch, weights, modulus=modulus)
-    reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))
+    reduce = reducer(modulus)
     count, d0 = arch.parameter_count, arch.widths[0]
     directions = iter(np.split(np.eye(count), np.cumsum(
         [r * c for shapes in arch.layer_shapes for r, c in shapes])[:-1], axis=1))

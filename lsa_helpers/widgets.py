@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _checks
 from .architecture import Architecture
-from .function_space import dimension
 from .formulas import formula_dimension, monomials_per_entry, span_dimension
+from .function_space import dimension
 from .network import layer_forward, multiplication_counts
-from .symmetries import fiber_kind, function_distance, rank_one_swap
+from .symmetries import FIBER_CASES, fiber_kind, function_distance, rank_one_swap
 from .weights import as_generator, layer_from_attention, random_inputs
 
 __all__ = [
@@ -32,19 +33,6 @@ def _sliders(**ranges):
             for name, (low, value, high) in ranges.items()}
 
 
-def _bars(labels, values, colors, *, height: float = 2.6, margin: float = 1.15):
-    """Horizontal bars, top to bottom, each with its value written at its end; the axes."""
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=(6, height))
-    ax.barh(labels, values, color=colors)
-    for y, v in enumerate(values):
-        ax.text(v, y, f" {v}", va="center")
-    ax.set_xlim(0, margin * max(values))
-    ax.invert_yaxis()
-    return ax
-
-
 def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, sizes: bool = False):
     """Sliders for ``d, d', a, t``: the cost of both orders against ``t``; with ``sizes``, the size.
 
@@ -57,6 +45,8 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, s
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    sizes = _checks.bool_flag("sizes", sizes)
 
     ts = np.arange(1, 65)
     powers = 10 ** np.arange(0, 9)
@@ -139,31 +129,34 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
-    arch = Architecture((d, d_out), (d,))
+    seed = _checks.seed("seed", seed)
+    arch = Architecture((d, d_out), (d,))  # checks d and d_out
+    zero, swap, _ = FIBER_CASES
+    stories = dict(zip(FIBER_CASES, (
+        "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
+        "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
+        "the fiber is the single curve (lambda A, V / lambda)")))
 
     def show(rank_A, rank_V):
         rng = as_generator(seed)
         A = _random_of_rank(rng, d, d, rank_A)
         V = _random_of_rank(rng, d_out, d, rank_V)
         layer = layer_from_attention(A, V)
-        kind = fiber_kind(layer)
+        case = fiber_kind(layer)
         nudge = 1e-3 * rng.normal(size=A.shape)
         moves = {"scaling (2A, V/2)": layer_from_attention(2 * A, V / 2),
                  "random nudge 1e-3": layer_from_attention(A + nudge, V)}
-        if kind == "swap":
+        if case == swap:
             moves["rank-one swap"] = rank_one_swap(layer)
-        if kind == "zero":  # no relative change from 0: the size of the moved function instead
+        if case == zero:  # no relative change from 0: the size of the moved function instead
             X = random_inputs(arch, 8, seed)
             distances = {name: float(np.abs(layer_forward(other, X)).max())
                          for name, other in moves.items()}
         else:
-            distances = {name: function_distance(arch, [layer], [other], seed)
+            distances = {name: function_distance(arch, [layer], [other], rng=seed)
                          for name, other in moves.items()}
-        story = {"zero": "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
-                 "swap": "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
-                 "curve": "the fiber is the single curve (lambda A, V / lambda)"}[kind]
-        print(f"rk A = {rank_A}, rk V = {rank_V}: {story}")
-        change = ("largest output of phi after the move" if kind == "zero"
+        print(f"rk A = {rank_A}, rk V = {rank_V}: {stories[case]}")
+        change = ("largest output of phi after the move" if case == zero
                   else "relative change of phi")
         size = (f"{100 * np.linalg.norm(nudge) / np.linalg.norm(A):.1g} % of |A| = "
                 f"{np.linalg.norm(A):.2f}" if rank_A else "A was 0")
@@ -188,10 +181,10 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
                 fontsize=10)
         ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
         ax.tick_params(labelsize=11)
-        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if kind == "zero" else ""))
-        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{kind}'")
+        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if case == zero else ""))
+        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
         plt.show()
-        return {"kind": kind, **distances}
+        return {"case": case, **distances}
 
     return w.interactive(show, **_sliders(rank_A=(0, 1, d), rank_V=(0, 1, min(d, d_out))))
 
@@ -209,13 +202,14 @@ def dimension_explorer(*, seed: int = 0):
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
+    seed = _checks.seed("seed", seed)
     ranks = np.arange(1, 10)
 
     def show(d, d_out, a, t):
         arch = Architecture((d, d_out), (a,), tokens=t)
         formula = formula_dimension(arch)
         exact = dimension(arch, rng=seed)
-        floating = dimension(arch, method="float", rng=seed).float_rank
+        floating = dimension(arch, method="float", rng=seed).float_reading
         facts = {"parameters": arch.parameter_count, "formula": formula.value,
                  "float rank": floating.rank, "gap clear": floating.is_clear,
                  "exact rank": exact.rank, "upper bound": exact.upper_bound,
@@ -281,16 +275,11 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
     import matplotlib.pyplot as plt
 
     from .differential import jacobian
-    from .rank import float_rank
+    from .rank import float_rank, scaled_singular_values
     from .weights import random_weights
 
-    def spectrum(J):
-        # singular values after scaling rows and columns to unit norm, relative to the largest
-        rows = np.linalg.norm(J, axis=1, keepdims=True)
-        J = J / np.where(rows == 0, 1.0, rows)
-        cols = np.linalg.norm(J, axis=0, keepdims=True)
-        s = np.linalg.svd(J / np.where(cols == 0, 1.0, cols), compute_uv=False)
-        return s / s[0]
+    seed = _checks.seed("seed", seed)
+    reveal = _checks.bool_flag("reveal", reveal)
 
     def show(depth, width, rank, reveal):
         lightning = Architecture((width,) * (depth + 1), (rank,) * depth)
@@ -332,7 +321,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
         bars.set_title("softmax - lightning = " + (f"{difference}" if reveal else "?"))
         shown = [("lightning", "C0")] + ([("softmax", "C1")] if reveal else [])
         for name, color in shown:
-            s = spectrum(J[name])
+            s = scaled_singular_values(J[name])
             spec.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), "o", ms=3,
                           color=color, label=f"{name} Jacobian")
         spec.axhline(found.tolerance, color="0.4", ls="--", lw=1, label="cut (float rank)")
@@ -364,6 +353,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     from .symmetries import symmetry_tangents
     from .weights import random_weights
 
+    seed = _checks.seed("seed", seed)
+    certify_up_to = _checks.nonnegative_int("certify_up_to", certify_up_to)
     sliders = _sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6), d3=(1, 3, 6),
                        a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6))
 
@@ -442,18 +433,18 @@ def boundary_explorer():
     import matplotlib.pyplot as plt
 
     from .identify import factor_quadric
-    from .singularities import quadratic_factor, slice_matrix, slice_position
+    from .singularities import SLICE_POSITIONS, quadratic_factor, slice_matrix, slice_position
 
     def rounded(x, digits):
         return round(float(x), digits) + 0.0  # no "-0.00"
 
-    colors = {"inside": "C2", "boundary": "C1", "outside": "C3"}
-    stories = {
-        "inside": "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
-        "boundary": "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
-                    "phi(X) = ||X^T k||^2 v q^T X",
-        "outside": "outside M: S is definite, x^T S x has no real linear factors; not attained",
-    }
+    inside, boundary, outside = SLICE_POSITIONS
+    colors = dict(zip(SLICE_POSITIONS, ("C2", "C1", "C3")))
+    stories = dict(zip(SLICE_POSITIONS, (
+        "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
+        "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
+        "phi(X) = ||X^T k||^2 v q^T X",
+        "outside M: S is definite, x^T S x has no real linear factors; not attained")))
 
     def show(alpha, beta, gamma, prediction):
         S = slice_matrix(alpha, beta, gamma)
@@ -462,7 +453,7 @@ def boundary_explorer():
         facts = {"position": position, "det S": rounded(-excess, 6), "reproduced": None,
                  "cos": None, "prediction": prediction or None,
                  "correct": (prediction == position) if prediction else None}
-        if position != "outside" and S.any():
+        if position != outside and S.any():
             z, k = factor_quadric(S)
             facts["reproduced"] = bool(np.allclose(quadratic_factor(z, k), S, rtol=0,
                                                    atol=1e-9 * np.abs(S).max()))
@@ -478,7 +469,7 @@ def boundary_explorer():
         print(f"your prediction: {prediction}, {verdict}")
         print(f"beta^2 + gamma^2 - alpha^2 = -det S = {rounded(excess, 3):+.3f}")
         print(stories[position] if S.any() else "S = 0: the zero function, a boundary point")
-        if position == "outside":
+        if position == outside:
             sign = "positive" if alpha > 0 else "negative"
             print(f"x^T S x is {sign} definite: it vanishes only at x = 0, so it is no product "
                   "(z . x)(k . x)")
@@ -517,8 +508,8 @@ def boundary_explorer():
                                    continuous_update=False)
                for name, value in (("alpha", 0.5), ("beta", 1.0), ("gamma", 0.0))}
     sliders["prediction"] = w.ToggleButtons(
-        options=[("?", ""), ("inside M", "inside"), ("boundary", "boundary"),
-                 ("outside M", "outside")], value="", description="prediction")
+        options=[("?", ""), ("inside M", inside), ("boundary", boundary),
+                 ("outside M", outside)], value="", description="prediction")
 
     def ask_again(_):
         sliders["prediction"].value = ""
@@ -604,10 +595,10 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
         plt.show()
         return facts
 
-    start = {"d": d, "d_out": d_out, "heads": heads, "a": a, "rho": rho}
-    for name, value in start.items():
-        if not 1 <= value <= 5:
-            raise ValueError(f"{name} must be between 1 and 5, got {name}={value}")
+    seed = _checks.seed("seed", seed)
+    certify_up_to = _checks.nonnegative_int("certify_up_to", certify_up_to)
+    start = {name: _checks.integer(name, value, 1, maximum=5) for name, value in
+             {"d": d, "d_out": d_out, "heads": heads, "a": a, "rho": rho}.items()}
     sliders = _sliders(**{name: (1, value, 5) for name, value in start.items()})
     sliders["prediction"] = w.BoundedIntText(value=0, min=0, max=600, description="prediction")
 
@@ -632,22 +623,23 @@ def parameter_split_explorer(*, seed: int = 0):
     import matplotlib.pyplot as plt
 
     from .rank import PRIME, exact_rank
-    from .symmetries import symmetry_tangents
+    from .symmetries import symmetry_tangent_groups
     from .weights import random_weights
 
+    seed = _checks.seed("seed", seed)
     ranks = range(1, 7)
     cache = {}
 
     def split(d, d_out, a):
         if (d, d_out, a) not in cache:
             arch = Architecture((d, d_out), (a,))
-            tangents = symmetry_tangents(arch, random_weights(arch, seed, modulus=PRIME),
-                                         modulus=PRIME)
-            rotation = exact_rank(tangents[:a * a], PRIME)
+            groups = symmetry_tangent_groups(arch, random_weights(arch, seed, modulus=PRIME),
+                                             modulus=PRIME)
+            rotation = exact_rank(groups.attention, PRIME)
             cache[d, d_out, a] = {"parameters": arch.parameter_count,
                                   "dimension": dimension(arch, rng=seed).certified_dimension,
                                   "rotation": rotation,
-                                  "volume": exact_rank(tangents, PRIME) - rotation}
+                                  "volume": exact_rank(np.concatenate(groups), PRIME) - rotation}
         return cache[d, d_out, a]
 
     def show(d, d_out, a):
@@ -709,10 +701,10 @@ def training_explorer(inputs, targets, direction, held_out, *,
         raise ValueError("direction must be a layer (Q, K, V), Q and K (a, d) and V (d', d), "
                          f"got shapes {Q.shape}, {K.shape}, {V.shape}")
     counts = tuple(input_counts)
-    if not counts or not all(isinstance(n, int) and 1 <= n <= len(inputs) for n in counts):
+    if not counts or not all(_checks.is_integer(n) and 1 <= n <= len(inputs) for n in counts):
         raise ValueError(f"input_counts must be integers from 1 to {len(inputs)} (the inputs "
                          f"given), got input_counts={input_counts!r}")
-    if not scales or not all(isinstance(s, (int, float)) and s > 0 for s in scales):
+    if not scales or not all(_checks.is_real(s) and 0 < s < np.inf for s in scales):
         raise ValueError(f"scales must be positive numbers, got scales={scales!r}")
     moments = {n: loss_moments(inputs[:n], targets[:n]) for n in counts}
     settings = [(s, a, n) for s in scales for a in range(1, len(Q) + 1) for n in counts]
