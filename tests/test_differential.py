@@ -80,10 +80,10 @@ def test_errors(call, message):
 
 
 def test_fast_residues_are_exact(rng):
-    from lsa_helpers.differential import _residues
+    from lsa_helpers.rank import residues
     x = np.concatenate([rng.integers(-2**52, 2**52, 10**5), np.arange(-3 * PRIME, 3 * PRIME, 7),
                         [0, PRIME, PRIME - 1, 2**53 - PRIME - 1, PRIME * 2**32, PRIME * 2**32 - 1]])
-    np.testing.assert_array_equal(_residues(x.astype(float), PRIME), np.mod(x, PRIME))
+    np.testing.assert_array_equal(residues(x.astype(float), PRIME), np.mod(x, PRIME))
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint8])

@@ -64,7 +64,7 @@ def test_width_tangents_keep_the_function_along_a_finite_step(rng):
     weights = random_weights(arch, rng)
     step = weights_to_vector(weights) + width_tangents(arch, weights)[0]
     from lsa_helpers import function_distance
-    assert function_distance(arch, weights, vector_to_weights(arch, step), rng) < 1e-10
+    assert function_distance(arch, weights, vector_to_weights(arch, step), rng=rng) < 1e-10
 
 
 CERTIFIED = [  # (widths, ranks, dimension): the bounds meet

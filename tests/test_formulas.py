@@ -87,7 +87,7 @@ def test_softmax_is_lightning_plus_l(widths, ranks):
     assert formula.value == formula_dimension(lightning).value + lightning.layers
     assert formula.status == ("paper" if lightning.layers == 1 else "conjecture")
     found = dimension(softmax, rng=5)
-    assert found.rank == formula.value and found.float_rank.is_clear
+    assert found.rank == formula.value and found.float_reading.is_clear
     assert found.rank == dimension(lightning, rng=5).certified_dimension + lightning.layers
 
 
@@ -110,7 +110,7 @@ def test_softmax_with_one_token_is_linear(widths, ranks):
     formula = formula_dimension(arch)
     assert formula.value == b * (widths[0] + widths[-1] - b) and formula.status == "derived"
     found = dimension(arch, rng=1)
-    assert found.rank == formula.value and found.float_rank.is_clear
+    assert found.rank == formula.value and found.float_reading.is_clear
 
 
 @pytest.mark.parametrize("widths, ranks", [((3, 3, 3), (1, 3)), ((3, 3, 2, 3), (1, 3, 5))])
@@ -119,7 +119,7 @@ def test_softmax_does_not_collapse_after_a_rank_one_layer(widths, ranks):
     formula = formula_dimension(arch)
     assert formula.status == "conjecture" and formula_dimension(Architecture(widths, ranks)).value is None
     found = dimension(arch, rng=1)
-    assert found.rank == formula.value == found.upper_bound and found.float_rank.is_clear
+    assert found.rank == formula.value == found.upper_bound and found.float_reading.is_clear
 
 
 def test_a_float_rank_above_the_upper_bound_is_flagged():

@@ -105,7 +105,7 @@ def test_recovery_through_Q_and_K_with_zero_rows_and_columns(rng):
     np.testing.assert_allclose(rec.A, lam * A, atol=1e-10)
     np.testing.assert_allclose(rec.V * lam, V, atol=1e-10)
     full = Architecture((4, 3), (4,))  # rec.layer has Q = A, K = I: attention rank d
-    assert function_distance(full, [layer_from_attention(A, V)], [rec.layer], rng) < 1e-10
+    assert function_distance(full, [layer_from_attention(A, V)], [rec.layer], rng=rng) < 1e-10
 
 
 def test_rank_one_case_returns_both_candidates_of_the_swap(rng):
@@ -117,7 +117,7 @@ def test_rank_one_case_returns_both_candidates_of_the_swap(rng):
     arch = Architecture((3, 2), (3,))
     for A_c, V_c in rec.candidates:
         assert function_distance(arch, [layer_from_attention(A, V)],
-                                 [layer_from_attention(A_c, V_c)], rng) < 1e-10
+                                 [layer_from_attention(A_c, V_c)], rng=rng) < 1e-10
     (A1, _V1), (A2, _V2) = rec.candidates
     assert not is_multiple(A2, A1)  # two different components of the fiber
     # one candidate is (lambda A, V / lambda); the other is the swap (z q^T, v k^T)

@@ -27,7 +27,7 @@ def test_parameters_and_counts():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"d": 0, "d_out": 2, "ranks": (1,), "value_ranks": (1,)}, "d must be positive integers"),
+    ({"d": 0, "d_out": 2, "ranks": (1,), "value_ranks": (1,)}, "d must be an integer >= 1, got d=0"),
     ({"d": 2, "d_out": 2, "ranks": (1, 1), "value_ranks": (1,)}, "value_ranks must have one entry"),
     ({"d": 2, "d_out": 2, "ranks": (), "value_ranks": ()}, "ranks must be positive integers"),
     ({"d": 2, "d_out": 2, "ranks": (1,), "value_ranks": (1,), "tokens": 0}, "tokens must be an integer >= 1"),
@@ -166,7 +166,7 @@ def test_multihead_explorer_starts_where_asked(caplog):
         "d": 4, "d_out": 4, "heads": 3, "a": 1, "rho": 1}
     facts = set_and_run(demo, caplog, prediction=39)
     assert (facts["parameters"], facts["certified"], facts["prediction"]) == (48, 39, 39)
-    with pytest.raises(ValueError, match=r"^heads must be between 1 and 5, got heads=6$"):
+    with pytest.raises(ValueError, match=r"^heads must be an integer from 1 to 5, got heads=6$"):
         multihead_explorer(heads=6)
 
 

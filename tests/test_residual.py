@@ -123,4 +123,4 @@ def test_softmax_and_one_token_formulas():
     assert formula_dimension(Architecture((3, 3, 3), (2, 2), "softmax", 1, skip=True)).value == 9
     assert formula_dimension(Architecture((3, 3, 3), (2, 2), tokens=1, skip=True)).value is None
     found = dimension(Architecture((3, 3, 3), (2, 2), "softmax", skip=True), rng=0)
-    assert found.rank == 34 and found.float_rank.is_clear
+    assert found.rank == 34 and found.float_reading.is_clear

@@ -113,7 +113,7 @@ def test_recovery_reports_what_is_not_a_softmax_layer(rng):
     (lambda box: recover_attention(box, np.ones((2, 3)), samples=8),
      "samples must be an integer >= 9, got samples=8"),
     (lambda box: recover_attention(box, np.ones((2, 3)), scale=0),
-     "scale must be a positive number, got scale=0"),
+     "scale must be a finite number > 0, got scale=0"),
     (lambda box: recover_softmax_layer(box, 3, tokens=1),
      "tokens must be an integer >= 2, got tokens=1"),
     (lambda box: recover_softmax_layer(box, 3, rtol=2),

@@ -28,29 +28,29 @@ def test_polynomial_explorer_counts(caplog):
     plt.close("all")
 
 
-@pytest.mark.parametrize("rank_A, rank_V, kind", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
+@pytest.mark.parametrize("rank_A, rank_V, case", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
                                                   (0, 2, "zero"), (3, 0, "zero")])
-def test_fiber_explorer_cases(rank_A, rank_V, kind, caplog):
+def test_fiber_explorer_cases(rank_A, rank_V, case, caplog):
     import matplotlib.pyplot as plt
 
     plt.close("all")
     result = set_and_run(fiber_explorer(), caplog, rank_A=rank_A, rank_V=rank_V)
-    assert result["kind"] == kind
+    assert result["case"] == case
     ax = plt.gcf().axes[-1]  # one visible bar per move, even for an exact 0 (the clipped-bar bug)
     assert len(ax.patches) == len(result) - 1 and all(b.get_width() > 0 for b in ax.patches)
     assert all(b.get_x() >= ax.get_xlim()[0] for b in ax.patches)
     plt.close("all")
-    if kind != "zero" or rank_A == 0:  # a nudge of A = 0 makes phi non-zero when V != 0
+    if case != "zero" or rank_A == 0:  # a nudge of A = 0 makes phi non-zero when V != 0
         assert result["scaling (2A, V/2)"] < 1e-10 < result["random nudge 1e-3"]
     else:                               # V = 0: nothing moves phi away from 0
         assert result["random nudge 1e-3"] == result["scaling (2A, V/2)"] == 0.0
-    if kind == "swap":
+    if case == "swap":
         assert result["rank-one swap"] < 1e-10
 
 
 def test_fiber_explorer_clamps_out_of_range(caplog):
     widget = fiber_explorer()
-    assert set_and_run(widget, caplog, rank_A=99, rank_V=-5)["kind"] == "zero"
+    assert set_and_run(widget, caplog, rank_A=99, rank_V=-5)["case"] == "zero"
     assert widget.children[0].value == 3 and widget.children[1].value == 0
 
 
