@@ -57,7 +57,7 @@ def optional_positive_int(name: str, value) -> int | None:
 
 
 def seed(name: str, value) -> int:
-    """``value`` as an ``int``, if it is a seed for ``numpy.random.default_rng`` (an integer >= 0)."""
+    """``value`` as an ``int``, if it is a seed of ``numpy.random.default_rng`` (an integer >= 0)."""
     if not is_integer(value) or value < 0:
         raise ValueError(f"{name} must be an integer seed >= 0, got {name}={value!r}")
     return int(value)

@@ -29,7 +29,7 @@ __all__ = [
 
 Method = Literal["auto", "float", "exact", "certified"]
 METHODS: tuple[Method, ...] = get_args(Method)
-"""How :func:`dimension` computes a rank: ``"auto"`` is certified for lightning, float for softmax."""
+"""How :func:`dimension` computes a rank; ``"auto"``: certified for lightning, float for softmax."""
 
 StopReason = Literal["met upper bound", "stopped growing", "sample limit", "memory limit",
                      "exceeds upper bound"]
@@ -51,9 +51,9 @@ class Dimension:
     (:data:`STOP_REASONS`): why no more inputs were added (``"met upper bound"``,
     ``"stopped growing"``, ``"sample limit"``, ``"memory limit"``: the next round would need more
     than ``max_memory``, or ``"exceeds upper bound"``: a float rank with a clear gap that still
-    counted rounding noise). ``float_reading``: for a float rank, the :class:`~lsa_helpers.rank.FloatRank` read off
-    the Jacobian, with its gap and, where it cannot be trusted, the reasons
-    (:attr:`~lsa_helpers.rank.FloatRank.reason`).
+    counted rounding noise). ``float_reading``: for a float rank, the
+    :class:`~lsa_helpers.rank.FloatRank` read off the Jacobian, with its gap and, where it cannot
+    be trusted, the reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
     """
 
     architecture: Architecture

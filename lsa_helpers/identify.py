@@ -25,7 +25,8 @@ _STORIES = dict(zip(FIBER_CASES, (
 class Recovery:
     """Weights ``(A, V)`` recovered from a black box, the case of the fiber theorem, and the fit.
 
-    ``case`` (one of :data:`~lsa_helpers.symmetries.FIBER_CASES`) is ``"curve"`` (the function fixes ``(A, V)`` up to ``(lambda A, V / lambda)``),
+    ``case`` (one of :data:`~lsa_helpers.symmetries.FIBER_CASES`) is ``"curve"`` (the function
+    fixes ``(A, V)`` up to ``(lambda A, V / lambda)``),
     ``"swap"`` (``rk A = rk V = 1``: ``alternative`` holds the other candidate, the rank-one swap
     of ``(A, V)``) or ``"zero"`` (``phi = 0``; ``A`` and ``V`` are zero). ``ranks`` are
     ``(rk A, rk V)`` as read from the evaluations; ``residual`` is

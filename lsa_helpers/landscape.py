@@ -6,8 +6,9 @@ the mean squared error over the ``N`` training pairs (the one loss of the packag
 
     loss(W) = 1/(2N) sum_n || phi_W(X_n) - Y_n ||^2 .
 
-Its Hessian is ``H = (J^T J + sum_k r_k grad^2 r_k) / N``, with ``J`` the Jacobian of the outputs on
-the training inputs and ``r`` the residuals; at zero loss ``r = 0`` and ``H = J^T J / N``. So the flat
+Its Hessian is ``H = (J^T J + sum_k r_k grad^2 r_k) / N``, with ``J`` the Jacobian of the outputs
+on the training inputs and ``r`` the residuals; at zero loss ``r = 0`` and ``H = J^T J / N``. So the
+flat
 directions (the null space of ``H``) number ``parameters - rank J``; at a generic zero-loss point
 with enough inputs ``rank J = dim M`` and they are the tangent directions of the fiber, at special
 points (a teacher on the boundary) more [derived].
@@ -90,7 +91,8 @@ class FlatDirections:
     """The zero block of ``H = J^T J / N``: ``flat = parameters - rank`` zero eigenvalues.
 
     ``eigenvalues`` are those of ``H`` in decreasing order (squared singular values of ``J``
-    over ``N``, padded with zeros), ``basis`` an orthonormal basis of the null space (``flat x parameters``),
+    over ``N``, padded with zeros), ``basis`` an orthonormal basis of the null space
+    (``flat x parameters``),
     ``gap`` the smallest kept over the largest dropped eigenvalue (infinite when nothing is
     dropped or the dropped ones are exactly zero).
     """
@@ -198,7 +200,8 @@ def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_step
     Each step solves ``min_s ||J s + r||^2 + lam ||s||^2`` (a damped Gauss-Newton step) by least
     squares; a step that lowers the loss is taken and ``lam`` divided by 3, otherwise ``lam`` grows
     (doubling its factor each time). It stops when the relative loss
-    ``loss / (1/(2N) sum ||Y_n||^2)`` is at most ``rtol`` (``converged=True``: a zero-loss point up to
+    ``loss / (1/(2N) sum ||Y_n||^2)`` is at most ``rtol`` (``converged=True``: a zero-loss point up
+    to
     rounding), after ``max_steps`` steps, or when ``lam`` overflows (a stalled run).
 
     Raises

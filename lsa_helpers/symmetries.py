@@ -162,9 +162,11 @@ class SymmetryTangents(NamedTuple):
     attention: np.ndarray
     """``E`` in ``gl_{a_i}``, each layer in turn: ``(dQ_i, dK_i) = (E Q_i, -E^T K_i)``."""
     width: np.ndarray
-    """``E`` in ``gl_{d_i}`` (``i < l``): ``dV_i = E V_i``, ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``."""
+    """``E`` in ``gl_{d_i}`` (``i < l``): ``dV_i = E V_i``, ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``.
+    """
     scaling: np.ndarray
-    """The scalings (lightning): ``(dQ_i, dV_i) = (Q_i, -V_i)``, ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``."""
+    """The scalings (lightning): ``(dQ_i, dV_i) = (Q_i, -V_i)``,
+    ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``."""
 
 
 def symmetry_tangent_groups(arch: Architecture, weights, *,

@@ -101,9 +101,11 @@ def notebook_imports():
             if cell["cell_type"] != "code":
                 continue
             source = "".join(cell["source"])
-            lines = [line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+            lines = [line for line in source.splitlines()
+                     if not line.lstrip().startswith(("%", "!"))]  # magics are not Python
             for node in ast.walk(ast.parse("\n".join(lines))):
-                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lsa_helpers"):
+                module = getattr(node, "module", None) or ""
+                if isinstance(node, ast.ImportFrom) and module.startswith("lsa_helpers"):
                     found += [(path.name, node.module, alias.name) for alias in node.names]
     return found
 
@@ -113,7 +115,8 @@ def test_notebooks_import_only_public_names():
     assert len(imports) > 100  # the scan sees the notebooks
     public = {"lsa_helpers": set(lsa_helpers.__all__)}
     for module in BY_NAME:
-        public[f"lsa_helpers.{module}"] = set(importlib.import_module(f"lsa_helpers.{module}").__all__)
+        public[f"lsa_helpers.{module}"] = set(
+            importlib.import_module(f"lsa_helpers.{module}").__all__)
     wrong = [(nb, module, name) for nb, module, name in imports
              if name not in public.get(module, ())]
     assert wrong == []
