@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
+from typing import Any, TypeVar
 
 import numpy as np
+
+S = TypeVar("S", bound=str)
 
 EXACT_FLOAT = 2**53
 """float64 holds every integer of smaller magnitude exactly, and not every larger one."""
@@ -21,17 +24,17 @@ MAX_PRIME = 2**62
 """Moduli must lie below this: FLINT's ``nmod_mat`` works with word-size residues."""
 
 
-def is_integer(value) -> bool:
+def is_integer(value: Any) -> bool:
     """Whether ``value`` is an integer (Python or numpy), a bool not counting as one."""
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
-def is_real(value) -> bool:
+def is_real(value: Any) -> bool:
     """Whether ``value`` is a real number (Python or numpy), a bool not counting as one."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def integer(name: str, value, minimum: int, *, maximum: int | None = None) -> int:
+def integer(name: str, value: Any, minimum: int, *, maximum: int | None = None) -> int:
     """``value`` as an ``int``, if it is an integer ``>= minimum`` (and ``<= maximum``)."""
     if not is_integer(value) or value < minimum or maximum is not None and value > maximum:
         rule = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
@@ -39,52 +42,52 @@ def integer(name: str, value, minimum: int, *, maximum: int | None = None) -> in
     return int(value)
 
 
-def positive_int(name: str, value) -> int:
+def positive_int(name: str, value: Any) -> int:
     """``value`` as an ``int``, if it is an integer ``>= 1``."""
     return integer(name, value, 1)
 
 
-def nonnegative_int(name: str, value) -> int:
+def nonnegative_int(name: str, value: Any) -> int:
     """``value`` as an ``int``, if it is an integer ``>= 0``."""
     return integer(name, value, 0)
 
 
-def optional_positive_int(name: str, value) -> int | None:
+def optional_positive_int(name: str, value: Any) -> int | None:
     """None, or ``value`` as an ``int`` if it is an integer ``>= 1``."""
     if value is not None and (not is_integer(value) or value < 1):
         raise ValueError(f"{name} must be an integer >= 1 or None, got {name}={value!r}")
     return None if value is None else int(value)
 
 
-def seed(name: str, value) -> int:
+def seed(name: str, value: Any) -> int:
     """``value`` as an ``int``, if it is a seed of ``numpy.random.default_rng`` (an integer >= 0)."""
     if not is_integer(value) or value < 0:
         raise ValueError(f"{name} must be an integer seed >= 0, got {name}={value!r}")
     return int(value)
 
 
-def finite(name: str, value) -> float:
+def finite(name: str, value: Any) -> float:
     """``value`` as a ``float``, if it is a finite real number."""
     if not is_real(value) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {name}={value!r}")
     return float(value)
 
 
-def finite_positive(name: str, value) -> float:
+def finite_positive(name: str, value: Any) -> float:
     """``value`` as a ``float``, if it is a finite real number ``> 0`` (nan and inf refused)."""
     if not is_real(value) or not 0 < value < math.inf:
         raise ValueError(f"{name} must be a finite number > 0, got {name}={value!r}")
     return float(value)
 
 
-def finite_nonnegative(name: str, value) -> float:
+def finite_nonnegative(name: str, value: Any) -> float:
     """``value`` as a ``float``, if it is a finite real number ``>= 0``."""
     if not is_real(value) or not 0 <= value < math.inf:
         raise ValueError(f"{name} must be a finite number >= 0, got {name}={value!r}")
     return float(value)
 
 
-def fraction(name: str, value, *, zero: bool = False) -> float:
+def fraction(name: str, value: Any, *, zero: bool = False) -> float:
     """``value`` as a ``float``, if ``0 < value < 1`` (``0 <= value < 1`` with ``zero=True``)."""
     if not (is_real(value) and (0 <= value if zero else 0 < value) and value < 1):
         rule = "in [0, 1)" if zero else "between 0 and 1"
@@ -92,33 +95,33 @@ def fraction(name: str, value, *, zero: bool = False) -> float:
     return float(value)
 
 
-def bool_flag(name: str, value) -> bool:
+def bool_flag(name: str, value: Any) -> bool:
     """``value`` as a ``bool``, if it is ``True`` or ``False`` (numpy bools too)."""
     if not isinstance(value, (bool, np.bool_)):
         raise ValueError(f"{name} must be True or False, got {name}={value!r}")
     return bool(value)
 
 
-def choice(name: str, value, choices: tuple):
+def choice(name: str, value: Any, choices: tuple[S, ...]) -> S:
     """``value``, if it is one of ``choices`` (a closed set of strings)."""
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
 
 
-def function(name: str, value, description: str):
+def function(name: str, value: Any, description: str) -> Callable[..., Any]:
     """``value``, if it is callable (``description``: the map it should compute)."""
     if not callable(value):
         raise ValueError(f"{name} must be a callable {description}, got {value!r}")
     return value
 
 
-def sizes(name: str, values) -> tuple[int, ...]:
+def sizes(name: str, values: Any) -> tuple[int, ...]:
     """A non-empty sequence of positive integers, as a tuple of ``int``."""
     try:
         if isinstance(values, (str, AbstractSet, Mapping)):  # no order, or not numbers
             raise TypeError
-        items = tuple(values)
+        items: tuple[Any, ...] = tuple(values)
     except TypeError:
         raise ValueError(
             f"{name} must be a sequence of positive integers, got {name}={values!r}") from None
@@ -151,7 +154,7 @@ def is_prime(n: int) -> bool:
     return True
 
 
-def prime(name: str, value, *, inner: int = 0) -> int:
+def prime(name: str, value: Any, *, inner: int = 0) -> int:
     """``value`` as an ``int``, if it is a prime ``p`` with ``2 <= p < 2^62`` and, for
     ``inner >= 1``, ``inner (p - 1)^2 < 2^53``: float64 sums of ``inner`` products of residues are
     then exact.
@@ -170,7 +173,7 @@ def prime(name: str, value, *, inner: int = 0) -> int:
     return int(value)
 
 
-def integer_array(name: str, values) -> np.ndarray:
+def integer_array(name: str, values: Any) -> np.ndarray:
     """``values`` as an integer array (int64, or Python ints beyond it), refusing anything else.
 
     Floats must be finite integers of magnitude below ``2^(m + 1)`` for ``m`` mantissa bits

@@ -39,7 +39,7 @@ class Architecture:
     tokens: int = 3
     skip: bool = False
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         widths = _checks.sizes("widths", self.widths)
         ranks = _checks.sizes("ranks", self.ranks)
         if len(widths) < 2:

@@ -5,18 +5,23 @@ from __future__ import annotations
 import dataclasses
 import sys
 from decimal import Decimal
-from typing import Literal, get_args
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .differential import check_modulus, jacobian
 from .formulas import Formula, formula_dimension
 from .network import layer_forward
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents, sees_parallel_tokens
-from .weights import as_generator, random_inputs, random_weights
+from .weights import Weights, as_generator, random_inputs, random_weights
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = [
     "MAX_MEMORY",
@@ -36,6 +41,9 @@ StopReason = Literal["met upper bound", "stopped growing", "sample limit", "memo
 STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
 """Why :func:`dimension` added no more inputs (:attr:`Dimension.stopped`)."""
 _MET, _STALLED, _SAMPLE_LIMIT, _MEMORY_LIMIT, _EXCEEDS = STOP_REASONS
+
+Growth: TypeAlias = tuple[int, int, StopReason, FloatRank | None]
+"""What :func:`grow_rank` returns: the rank, the inputs used, why it stopped, the float rank."""
 
 MAX_MEMORY = 4e9
 """Bytes: :func:`dimension` refuses a request whose first round alone needs more (half a laptop)."""
@@ -87,7 +95,8 @@ class Dimension:
         return f"Dimension({', '.join(bits)})"
 
 
-def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples: int | None = None,
+def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
+              max_samples: int | None = None,
               modulus: int = PRIME, max_memory: float = MAX_MEMORY,
               progress: bool = False) -> Dimension:
     """Dimension of the neuromanifold of ``arch`` from Jacobian ranks at a random point.
@@ -111,7 +120,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     >>> dimension(Architecture((3, 3), (3,)), rng=0).certified_dimension
     17
     """
-    _checks.choice("method", method, METHODS)
+    method = _checks.choice("method", method, METHODS)
     max_samples = _checks.optional_positive_int("max_samples", max_samples)
     progress = _checks.bool_flag("progress", progress)
     if method == "auto":
@@ -122,9 +131,9 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     rng = as_generator(rng)
     weights = random_weights(arch, rng, modulus=p)
     upper = arch.parameter_count - _fiber_rank(arch, weights, p, rng)
-    events = set()  # floating-point exceptions while computing float Jacobians
+    events: set[str] = set()  # floating-point exceptions while computing float Jacobians
 
-    def rows(n):
+    def rows(n: int) -> np.ndarray:
         inputs = random_inputs(arch, n, rng, modulus=p)
         if exact:
             return jacobian(arch, weights, inputs, modulus=p)
@@ -132,11 +141,11 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
             J = jacobian(arch, weights, _unit_outputs(arch, weights, inputs))
         return J[np.all(np.isfinite(J), axis=1)]
 
-    def exact_bound():
+    def exact_bound() -> int:
         return dimension(arch, method="exact", rng=rng, max_samples=max_samples,
                          modulus=modulus, max_memory=max_memory).rank
 
-    def fits(inputs):
+    def fits(inputs: int) -> bool:
         return memory_estimate(arch, method, inputs=inputs) <= max_memory
 
     value, samples, stopped, found = grow_rank(rows, _first_round(arch), upper, modulus=p,
@@ -148,7 +157,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
                      found, p)
 
 
-def _unit_outputs(arch: Architecture, weights, X: np.ndarray) -> np.ndarray:
+def _unit_outputs(arch: Architecture, weights: Weights, X: np.ndarray) -> np.ndarray:
     """The inputs ``X`` rescaled so that each output has norm 1 (lightning without skips; other
     networks are not homogeneous, and get ``X`` back).
 
@@ -169,7 +178,8 @@ def _unit_outputs(arch: Architecture, weights, X: np.ndarray) -> np.ndarray:
     return unit * np.exp(-log_norm / arch.degree)
 
 
-def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set, exact_bound):
+def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set[str],
+            exact_bound: Callable[[], int]) -> FloatRank:
     """``found`` with the reasons to doubt it that its computation and the proved bounds give.
 
     A rank above ``upper`` counted rounding errors; for lightning, a rank below ``upper`` is
@@ -194,7 +204,8 @@ def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set, exact
     return found
 
 
-def _fiber_rank(arch: Architecture, weights, p: int | None, rng) -> int:
+def _fiber_rank(arch: Architecture, weights: Weights, p: int | None,
+                rng: np.random.Generator) -> int:
     """Rank of the known fiber directions at ``weights`` (mod ``p``, or float)."""
     tangents = fiber_tangents(arch, weights, modulus=p)
     return _sketched_rank(tangents, p, rng) if p else float_rank(tangents).rank
@@ -218,7 +229,7 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
     upper bound: the peak resident memory measured on softmax, deep lightning, float and exact
     runs that add 25 MB to 3 GB lies between a quarter of it and all of it.
     """
-    _checks.choice("method", method, METHODS)
+    method = _checks.choice("method", method, METHODS)
     inputs = _checks.optional_positive_int("inputs", inputs)
     exact = method in ("exact", "certified") or method == "auto" and arch.is_lightning
     count, held, rounds = _first_round(arch), 0, []
@@ -359,8 +370,9 @@ def _gigabytes(count: int) -> str:
     return f"{count / 1e9:.3g}" if count < 1e300 else f"{Decimal(count) / 10**9:.3g}"
 
 
-def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
-              max_samples: int | None = None, progress: bool = False, fits=None):
+def grow_rank(rows: Callable[[int], np.ndarray], count: int, upper: int, *, modulus: int | None,
+              rng: np.random.Generator, max_samples: int | None = None, progress: bool = False,
+              fits: Callable[[int], bool] | None = None) -> Growth:
     """Rank of the Jacobian rows of more and more inputs, and why it stopped.
 
     ``rows(n)`` gives the Jacobian rows of ``n`` new random inputs. Starts with ``count`` inputs
@@ -379,7 +391,7 @@ def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
         return _grow(rows, count, upper, modulus, rng, limit, bar, fits or (lambda n: True))
 
 
-def _rounds(count: int, limit: int):
+def _rounds(count: int, limit: int) -> Iterator[int]:
     """Inputs added by each round: ``count``, then half as many as so far, ``limit`` in all."""
     samples, new = 0, min(count, limit)
     while new > 0:
@@ -388,7 +400,8 @@ def _rounds(count: int, limit: int):
         new = min(-(-samples // 2), limit - samples)
 
 
-def _grow(rows, count, upper, modulus, rng, limit, bar, fits):
+def _grow(rows: Callable[[int], np.ndarray], count: int, upper: int, modulus: int | None,
+          rng: np.random.Generator, limit: int, bar: tqdm, fits: Callable[[int], bool]) -> Growth:
     """The loop of :func:`grow_rank`, reporting the rank to the ``tqdm`` ``bar``."""
     samples, value, previous, found = 0, 0, -1, None
     J = space = columns = None
@@ -404,20 +417,21 @@ def _grow(rows, count, upper, modulus, rng, limit, bar, fits):
         else:
             for chunk in [count] * (new // count) + [new % count] * (new % count > 0):
                 space, columns = _sketch(rows(chunk), space, columns, upper, modulus, rng)
+            assert space is not None  # new > 0 inputs make at least one chunk
             found, value, settled = None, space.rank, True
         samples += new
         bar.update(min(value, upper) - bar.n)
         bar.set_postfix(inputs=samples, refresh=False)
         stopped = (_EXCEEDS if settled and value > upper else
                    _MET if settled and value == upper else
-                   _STALLED if settled and value == previous else
-                   _SAMPLE_LIMIT if samples >= limit else None)
+                   _STALLED if settled and value == previous else None)
         if stopped:
             return value, samples, stopped, found
         previous = value
+    return value, samples, _SAMPLE_LIMIT, found
 
 
-def _sketched_rank(T: np.ndarray, p: int, rng) -> int:
+def _sketched_rank(T: np.ndarray, p: int, rng: np.random.Generator) -> int:
     """Rank mod ``p`` of the ``r x n`` matrix ``T`` from ``r + 16`` random combinations of its
     columns when that is fewer: never more than ``rk(T)`` (so ``parameters - rank`` stays an upper
     bound), and less only with probability about ``p^-16``."""
@@ -427,7 +441,8 @@ def _sketched_rank(T: np.ndarray, p: int, rng) -> int:
     return exact_rank(T.astype(np.int64), p)
 
 
-def _sketch(J: np.ndarray, space: RowSpace | None, columns, upper: int, p: int, rng):
+def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, upper: int, p: int,
+            rng: np.random.Generator) -> tuple[RowSpace, np.ndarray | None]:
     """``space`` extended by the rows of ``J`` (residues mod p), through random combinations.
 
     The rows of ``J`` add at most ``upper - rank`` new directions (``upper`` is proved), so

@@ -8,6 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .network import layer_forward
 from .symmetries import FIBER_CASES, FiberCase
 from .weights import Layer, as_generator, layer_from_attention
@@ -104,7 +105,7 @@ def quadric_matrices(black_box: Callable, d: int) -> np.ndarray:
     d = _checks.positive_int("d", d)
     eye = np.eye(d)
 
-    def q(x, f):  # the values (q_{s,f}(x))_s
+    def q(x: np.ndarray, f: int) -> np.ndarray:  # the values (q_{s,f}(x))_s
         return _evaluate(black_box, np.column_stack([x, eye[f]]))[:, 1] - base[f]
 
     base = [_evaluate(black_box, np.column_stack([np.zeros(d), eye[f]]))[:, 1] for f in range(d)]
@@ -119,7 +120,7 @@ def quadric_matrices(black_box: Callable, d: int) -> np.ndarray:
     return M
 
 
-def factor_quadric(M, *, rtol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+def factor_quadric(M: ArrayLike, *, rtol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
     """Split the quadric ``x^T M x`` into two linear forms: ``x^T M x = (p . x)(m . x)``.
 
     A real quadric is such a product exactly when ``M`` has at most one positive eigenvalue
@@ -201,7 +202,7 @@ def _rank_one(M: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nd
     return (np.outer(p, q), np.outer(v, m)), (np.outer(m, q), np.outer(v, p))
 
 
-def recover_layer(black_box: Callable, d: int, *, rng=None, tokens: int = 3, samples: int = 4,
+def recover_layer(black_box: Callable, d: int, *, rng: Seed = None, tokens: int = 3, samples: int = 4,
                   rtol: float = 1e-9) -> Recovery:
     """Recover ``(A, V)`` of a lightning layer ``phi(X) = V X X^T A X`` from evaluations only.
 

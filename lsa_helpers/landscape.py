@@ -20,17 +20,20 @@ the measurements of its stops (:func:`first_step_below`, :func:`loss_along`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .differential import jacobian
 from .network import forward
 from .singularities import Trajectory
 from .weights import (
     Layer,
+    Weights,
     as_generator,
     check_weights,
     random_inputs,
@@ -120,24 +123,27 @@ class FlatDirections:
                 f"flat={self.flat}, gap={self.gap:.1e})")
 
 
-def _check_data(arch: Architecture, inputs, targets=None):
-    inputs = np.asarray(inputs, dtype=np.float64)
+def _check_inputs(arch: Architecture, inputs: ArrayLike) -> np.ndarray:
+    X = np.asarray(inputs, dtype=np.float64)
     expected = (arch.widths[0], arch.tokens)
-    if inputs.ndim != 3 or inputs.shape[1:] != expected or inputs.shape[0] < 1:
+    if X.ndim != 3 or X.shape[1:] != expected or X.shape[0] < 1:
         raise ValueError(
             f"inputs must have shape (N, {expected[0]}, {expected[1]}) with N >= 1, "
-            f"got {inputs.shape}")
-    if targets is None:
-        return inputs, None
-    targets = np.asarray(targets, dtype=np.float64)
-    wanted = (inputs.shape[0], arch.widths[-1], arch.tokens)
-    if targets.shape != wanted:
+            f"got {X.shape}")
+    return X
+
+
+def _check_data(arch: Architecture, inputs: ArrayLike,
+                targets: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    X, Y = _check_inputs(arch, inputs), np.asarray(targets, dtype=np.float64)
+    wanted = (X.shape[0], arch.widths[-1], arch.tokens)
+    if Y.shape != wanted:
         raise ValueError(f"targets must have shape {wanted} (one output per input), "
-                         f"got {targets.shape}")
-    return inputs, targets
+                         f"got {Y.shape}")
+    return X, Y
 
 
-def teacher_problem(arch: Architecture, count: int, rng=None, *,
+def teacher_problem(arch: Architecture, count: int, rng: Seed = None, *,
                     perturbation: float = 0.3) -> TeacherProblem:
     """Random teacher weights, ``count`` inputs with their teacher outputs, and a start nearby.
 
@@ -174,7 +180,7 @@ def _residuals(arch: Architecture, vector: np.ndarray, X: np.ndarray, Y: np.ndar
     return (forward(weights, X, normalization=arch.normalization, skip=arch.skip) - Y).ravel()
 
 
-def squared_loss(arch: Architecture, weights, inputs, targets) -> float:
+def squared_loss(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike) -> float:
     """``1/(2N) sum_n || phi_W(X_n) - Y_n ||_F^2`` over the ``N`` training pairs.
 
     Examples
@@ -193,7 +199,7 @@ def _mean_loss(r: np.ndarray, count: int) -> float:
     return 0.5 * float(r @ r) / count
 
 
-def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_steps: int = 300,
+def train_to_zero_loss(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike, *, max_steps: int = 300,
                        rtol: float = 1e-24) -> TrainingRun:
     """Minimize the squared loss from ``weights`` by Levenberg-Marquardt.
 
@@ -201,8 +207,7 @@ def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_step
     squares; a step that lowers the loss is taken and ``lam`` divided by 3, otherwise ``lam`` grows
     (doubling its factor each time). It stops when the relative loss
     ``loss / (1/(2N) sum ||Y_n||^2)`` is at most ``rtol`` (``converged=True``: a zero-loss point up
-    to
-    rounding), after ``max_steps`` steps, or when ``lam`` overflows (a stalled run).
+    to rounding), after ``max_steps`` steps, or when ``lam`` overflows (a stalled run).
 
     Raises
     ------
@@ -222,7 +227,7 @@ def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_step
     rtol = _checks.finite_positive("rtol", rtol)
     X, Y = _check_data(arch, inputs, targets)
     w = weights_to_vector(check_weights(arch, weights))
-    scale = max(_mean_loss(Y.ravel(), len(X)), np.finfo(np.float64).tiny)
+    scale = max(_mean_loss(Y.ravel(), len(X)), float(np.finfo(np.float64).tiny))
     r = _residuals(arch, w, X, Y)
     loss = _mean_loss(r, len(X))
     losses = [loss]
@@ -244,18 +249,18 @@ def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_step
     return TrainingRun(vector_to_weights(arch, w), tuple(losses), bool(loss <= rtol * scale))
 
 
-def hessian_at_minimum(arch: Architecture, weights, inputs) -> np.ndarray:
+def hessian_at_minimum(arch: Architecture, weights: Weights, inputs: ArrayLike) -> np.ndarray:
     """``J^T J / N``, the Gauss-Newton matrix: the Hessian of the squared loss at a zero-loss point.
 
     ``H = (J^T J + sum_k r_k grad^2 r_k) / N``; the second term vanishes with the residuals ``r``
     [derived]. ``J`` is :func:`~lsa_helpers.differential.jacobian` on the ``N`` training inputs.
     """
-    X, _ = _check_data(arch, inputs)
+    X = _check_inputs(arch, inputs)
     J = jacobian(arch, weights, X)
     return J.T @ J / len(X)
 
 
-def loss_hessian(arch: Architecture, weights, inputs, targets, *, step: float = 1e-6) -> np.ndarray:
+def loss_hessian(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike, *, step: float = 1e-6) -> np.ndarray:
     """The full Hessian of the squared loss, by central differences of its exact gradient.
 
     The gradient is ``J^T r / N``; column ``q`` of the Hessian is
@@ -273,7 +278,7 @@ def loss_hessian(arch: Architecture, weights, inputs, targets, *, step: float = 
     w = weights_to_vector(check_weights(arch, weights))
     h = step * max(1.0, float(np.abs(w).max()))
 
-    def gradient(v):
+    def gradient(v: np.ndarray) -> np.ndarray:
         return jacobian(arch, vector_to_weights(arch, v), X).T @ _residuals(arch, v, X, Y) / len(X)
 
     columns = [(gradient(w + h * e) - gradient(w - h * e)) / (2 * h) for e in np.eye(w.size)]
@@ -281,7 +286,7 @@ def loss_hessian(arch: Architecture, weights, inputs, targets, *, step: float = 
     return (H + H.T) / 2
 
 
-def hessian_spectrum(arch: Architecture, weights, inputs) -> np.ndarray:
+def hessian_spectrum(arch: Architecture, weights: Weights, inputs: ArrayLike) -> np.ndarray:
     """The eigenvalues of ``H = J^T J / N`` in decreasing order, as squared singular values of
     ``J`` over ``N``.
 
@@ -289,14 +294,14 @@ def hessian_spectrum(arch: Architecture, weights, inputs) -> np.ndarray:
     ``J^T J`` would blur everything below ``eps * lambda_max``). Padded with zeros to the number
     of parameters when ``J`` has fewer rows.
     """
-    X, _ = _check_data(arch, inputs)
+    X = _check_inputs(arch, inputs)
     s = np.linalg.svd(jacobian(arch, weights, X), compute_uv=False)
     eigenvalues = np.zeros(arch.parameter_count)
     eigenvalues[: s.size] = s**2 / len(X)
     return eigenvalues
 
 
-def flat_directions(arch: Architecture, weights, inputs) -> FlatDirections:
+def flat_directions(arch: Architecture, weights: Weights, inputs: ArrayLike) -> FlatDirections:
     """The null space of the Hessian ``J^T J / N`` at a zero-loss point: its size and a basis.
 
     A singular value ``s_i`` of ``J`` counts as zero when ``s_i <= max(J.shape) * eps * s_1``
@@ -320,7 +325,7 @@ def flat_directions(arch: Architecture, weights, inputs) -> FlatDirections:
     >>> flat_directions(arch, problem.teacher, problem.inputs).flat
     14
     """
-    X, _ = _check_data(arch, inputs)
+    X = _check_inputs(arch, inputs)
     J = jacobian(arch, weights, X)
     _, s, Vt = np.linalg.svd(J, full_matrices=True)
     tolerance = max(J.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
@@ -342,7 +347,7 @@ class LossMoments(NamedTuple):
     constant: float
 
 
-def _one_layer_data(inputs, targets) -> tuple[np.ndarray, np.ndarray]:
+def _one_layer_data(inputs: ArrayLike, targets: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     X = np.asarray(inputs, dtype=np.float64)
     Y = np.asarray(targets, dtype=np.float64)
     if X.ndim != 3 or X.shape[0] < 1:
@@ -353,7 +358,7 @@ def _one_layer_data(inputs, targets) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
-def loss_moments(inputs, targets) -> LossMoments:
+def loss_moments(inputs: ArrayLike, targets: ArrayLike) -> LossMoments:
     """The moments ``(G, h, c)`` of a training set for one layer ``phi(X) = V X X^T A X``.
 
     With ``F_nj[p, q, r] = (X_n X_n^T)_pq (X_n)_rj``, so that
@@ -383,7 +388,7 @@ def loss_moments(inputs, targets) -> LossMoments:
                        float(np.sum(Y**2)) / N)
 
 
-def _stacked_starts(starts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _stacked_starts(starts: Sequence[Layer]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     try:
         Q, K, V = (np.array([np.asarray(layer[i], dtype=np.float64) for layer in starts])
                    for i in range(3))
@@ -395,7 +400,8 @@ def _stacked_starts(starts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Q, K, V
 
 
-def _stacked_moments(moments, count: int, d: int, d_out: int):
+def _stacked_moments(moments: LossMoments | Sequence[LossMoments], count: int, d: int,
+                     d_out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if isinstance(moments, LossMoments):
         moments = [moments]
     moments = list(moments)
@@ -410,7 +416,7 @@ def _stacked_moments(moments, count: int, d: int, d_out: int):
     return G, h, np.array([m.constant for m in moments])
 
 
-def descend_together(starts, moments, *, learning_rate: float, steps: int,
+def descend_together(starts: Sequence[Layer], moments: LossMoments | Sequence[LossMoments], *, learning_rate: float, steps: int,
                      record_every: int = 1) -> tuple[Trajectory, ...]:
     """:func:`~lsa_helpers.singularities.gradient_descent` of many one-layer students at once.
 
@@ -501,7 +507,7 @@ def first_step_below(run: Trajectory, fraction: float) -> int | None:
     return int(run.steps[below[0]]) if below.size else None
 
 
-def loss_along(run: Trajectory, inputs, targets) -> np.ndarray:
+def loss_along(run: Trajectory, inputs: ArrayLike, targets: ArrayLike) -> np.ndarray:
     """The loss ``(1/2N) sum_n ||phi_W(X_n) - Y_n||^2`` at every record of a one-layer run.
 
     On any inputs, e.g. held-out ones; computed from the forward map, not from moments.

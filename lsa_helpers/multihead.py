@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 from math import ceil
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .differential import check_modulus, jacobian
 from .formulas import span_dimension
-from .function_space import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
+from .function_space import MAX_MEMORY, StopReason, check_memory, grow_rank, jacobian_bytes
 from .network import layer_forward
 from .rank import PRIME, exact_rank, inverse, kernel, reducer
 from .weights import Layer, as_generator, checked_shapes, draw, parameter_placer
@@ -51,7 +53,7 @@ class MultiHead:
     value_ranks: tuple[int, ...]
     tokens: int = 3
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         d, d_out = _checks.positive_int("d", self.d), _checks.positive_int("d_out", self.d_out)
         ranks = _checks.sizes("ranks", self.ranks)
         value_ranks = _checks.sizes("value_ranks", self.value_ranks)
@@ -145,14 +147,18 @@ class Head(NamedTuple):
         return Layer(self.Q, self.K, self.U @ self.W)
 
 
-def random_heads(heads: MultiHead, rng=None, *, modulus: int | None = None) -> tuple[Head, ...]:
+Heads: TypeAlias = Sequence[Head]
+"""The weights of a multi-head layer: one :class:`Head` per head."""
+
+
+def random_heads(heads: MultiHead, rng: Seed = None, *, modulus: int | None = None) -> tuple[Head, ...]:
     """Random head weights: Gaussian with variance ``1 / (fan-in)``, or residues mod ``modulus``."""
     rng = as_generator(rng)
     return tuple(Head(*(draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
                  for shapes in heads.head_shapes)
 
 
-def _check_heads(heads: MultiHead, weights, modulus: int | None = None) -> tuple[Head, ...]:
+def _check_heads(heads: MultiHead, weights: Heads, modulus: int | None = None) -> tuple[Head, ...]:
     """The head weights with their shapes checked; with a ``modulus`` (a prime whose residues
     multiply exactly over the heads' widths and ranks), integers reduced mod ``modulus``."""
     if modulus is not None:
@@ -161,7 +167,7 @@ def _check_heads(heads: MultiHead, weights, modulus: int | None = None) -> tuple
     return checked_shapes(weights, heads.head_shapes, Head, "head", modulus=modulus)
 
 
-def _check_modulus(heads: MultiHead, modulus) -> int:
+def _check_modulus(heads: MultiHead, modulus: int) -> int:
     """``modulus``, checked as :func:`~lsa_helpers.differential.check_modulus` checks it for one
     layer whose largest width or rank is that of the heads: their products are exact mod p."""
     widest = max(heads.ranks + heads.value_ranks)
@@ -169,12 +175,12 @@ def _check_modulus(heads: MultiHead, modulus) -> int:
                          modulus)
 
 
-def multihead_forward(weights, X) -> np.ndarray:
+def multihead_forward(weights: Heads, X: ArrayLike) -> np.ndarray:
     """``sum_h U_h W_h X (X^T K_h^T Q_h X)``, each head re-associated in ``O(t)``."""
-    return sum(layer_forward(Head(*head).layer, X) for head in weights)
+    return np.sum([layer_forward(Head(*head).layer, X) for head in weights], axis=0)
 
 
-def permute_heads(weights, order) -> tuple[Head, ...]:
+def permute_heads(weights: Heads, order: Sequence[int]) -> tuple[Head, ...]:
     """The heads in the order ``order`` (a permutation): the same function."""
     weights = tuple(weights)
     if sorted(order) != list(range(len(weights))):
@@ -182,7 +188,7 @@ def permute_heads(weights, order) -> tuple[Head, ...]:
     return tuple(weights[h] for h in order)
 
 
-def multihead_jacobian(heads: MultiHead, weights, inputs, *,
+def multihead_jacobian(heads: MultiHead, weights: Heads, inputs: ArrayLike, *,
                        modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``weights -> (F(X_1), ..., F(X_N))``, columns ``(Q_h, K_h, W_h, U_h)`` per head.
 
@@ -206,7 +212,7 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
     return np.concatenate(blocks, axis=1)
 
 
-def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = None) -> np.ndarray:
+def head_symmetry_tangents(heads: MultiHead, weights: Heads, *, modulus: int | None = None) -> np.ndarray:
     """Known fiber directions at ``weights``, one per row, in parameter coordinates.
 
     Per head: the tangent space of the fiber of ``(Q_h, K_h) -> K_h^T Q_h`` (the ``GL_{a_h}``
@@ -216,7 +222,7 @@ def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = N
     :attr:`MultiHead.mixing_pairs` [derived].
     """
     weights = _check_heads(heads, weights, modulus)
-    rows = []
+    rows: list[np.ndarray] = []
     place = parameter_placer(heads.head_shapes, rows)
     for h, (Q, K, W, U) in enumerate(weights):
         dKt, dQ = _product_fiber(K.T, Q, modulus)
@@ -229,7 +235,8 @@ def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = N
     return reducer(modulus)(np.concatenate(rows))
 
 
-def _product_fiber(L: np.ndarray, R: np.ndarray, modulus: int | None):
+def _product_fiber(L: np.ndarray, R: np.ndarray,
+                   modulus: int | None) -> tuple[np.ndarray, np.ndarray]:
     """A basis ``(dL, dR)`` of ``{dL R + L dR = 0}``: the tangent space of the fiber of ``L R``."""
     (m, k), n = L.shape, R.shape[1]
     M = np.concatenate([np.einsum("xi,ry->xyir", np.eye(m), R).reshape(m * n, m * k),
@@ -238,7 +245,8 @@ def _product_fiber(L: np.ndarray, R: np.ndarray, modulus: int | None):
     return basis[:, :m * k].reshape(-1, m, k), basis[:, m * k:].reshape(-1, k, n)
 
 
-def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> dict:
+def _mixing(head_g: Head, head_h: Head, g: int, h: int,
+            modulus: int | None) -> dict[tuple[int, int], np.ndarray]:
     """The direction ``(dA_g, dV_h) = (A_h, -V_g)`` in parameters (see ``mixing_pairs``).
 
     ``dQ_g = K_g (K_g^T K_g)^{-1} A_h``; ``-V_g = dU_h W_h`` with
@@ -247,7 +255,8 @@ def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> 
     """
     red = reducer(modulus)
 
-    def mul(*factors):  # a product, reduced mod p after every step (exact in float64)
+    def mul(*factors: np.ndarray) -> np.ndarray:
+        """A product, reduced mod p after every step (exact in float64)."""
         out = factors[0]
         for factor in factors[1:]:
             out = red(out @ factor)
@@ -259,13 +268,15 @@ def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> 
     if gram is None:
         return {}
     parts = {(g, 0): mul(Kg, gram, mul(K.T, Q))}
-    if W.shape[0] >= W.shape[1]:
-        gram = inverse(mul(W.T, W), modulus)
-        parts[(h, 3)] = None if gram is None else -mul(Vg, gram, W.T)
+    wide = W.shape[0] >= W.shape[1]  # rho_h >= d: solve for dU_h, else for dW_h
+    gram = inverse(mul(W.T, W) if wide else mul(U, U.T), modulus)
+    if gram is None:
+        return {}
+    if wide:
+        parts[(h, 3)] = -mul(Vg, gram, W.T)
     else:
-        gram = inverse(mul(U, U.T), modulus)
-        parts[(h, 2)] = None if gram is None else -mul(U.T, gram, Vg)
-    return {} if any(v is None for v in parts.values()) else parts
+        parts[(h, 2)] = -mul(U.T, gram, Vg)
+    return parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -282,14 +293,14 @@ class HeadsDimension:
     rank: int
     upper_bound: int
     samples: int
-    stopped: str
+    stopped: StopReason
 
     @property
     def certified_dimension(self) -> int | None:
         return self.rank if self.rank == self.upper_bound else None
 
 
-def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME,
+def multihead_dimension(heads: MultiHead, *, rng: Seed = None, modulus: int = PRIME,
                         max_memory: float = MAX_MEMORY) -> HeadsDimension:
     """Exact rank mod ``modulus`` at a random point, with adaptively many inputs, and its bounds.
 
@@ -306,7 +317,8 @@ def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME,
     weights = random_heads(heads, rng, modulus=modulus)
     tangents = head_symmetry_tangents(heads, weights, modulus=modulus)
     upper = min(heads.span_dimension, heads.parameter_count - exact_rank(tangents, modulus))
-    def rows(n):
+
+    def rows(n: int) -> np.ndarray:
         inputs = draw(rng, (n, heads.d, heads.tokens), modulus, 1.0)
         return multihead_jacobian(heads, weights, inputs, modulus=modulus)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike
 from .architecture import NORMALIZATIONS
-from .weights import Layer
+from .weights import Layer, Weights
 
 __all__ = ["ORDERS", "column_softmax", "forward", "layer_forward", "multiplication_counts"]
 
@@ -23,7 +24,7 @@ def column_softmax(Z: np.ndarray) -> np.ndarray:
     return E / E.sum(axis=-2, keepdims=True)
 
 
-def _check_input(layer: Layer, X) -> np.ndarray:
+def _check_input(layer: Layer, X: ArrayLike) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     d = layer.Q.shape[1]
     if X.ndim < 2 or X.shape[-2] != d:
@@ -31,7 +32,7 @@ def _check_input(layer: Layer, X) -> np.ndarray:
     return X
 
 
-def layer_forward(layer, X, *, normalization: str = "lightning",
+def layer_forward(layer: Layer, X: ArrayLike, *, normalization: str = "lightning",
                   order: str = "linear") -> np.ndarray:
     """One layer ``phi_W(X) = V X N(X^T A X)`` with ``A = K^T Q``, batched over leading axes of X.
 
@@ -61,7 +62,7 @@ def layer_forward(layer, X, *, normalization: str = "lightning",
     return (V @ X) @ scores
 
 
-def forward(weights, X, *, normalization: str = "lightning", skip: bool = False) -> np.ndarray:
+def forward(weights: Weights, X: ArrayLike, *, normalization: str = "lightning", skip: bool = False) -> np.ndarray:
     """The deep network ``phi_{W_l} o ... o phi_{W_1}`` on ``X`` (shape ``(..., d_0, t)``).
 
     With ``skip=True`` each layer is the residual block ``Y -> Y + phi_{W_i}(Y)``.
@@ -72,7 +73,10 @@ def forward(weights, X, *, normalization: str = "lightning", skip: bool = False)
     return Y
 
 
-def multiplication_counts(d: int, d_out: int, a: int, tokens: int) -> dict[str, int]:
+Count = TypeVar("Count", int, np.ndarray)
+
+
+def multiplication_counts(d: int, d_out: int, a: int, tokens: Count) -> dict[str, Count]:
     """Scalar multiplications of one layer on one input, in both orders.
 
     ``quadratic``: ``V X (X^T (K^T (Q X)))``, ``2adt + t^2 d + d'dt + d't^2``;

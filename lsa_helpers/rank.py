@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Literal, get_args
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 import numpy as np
 
 from . import _checks
 from ._checks import EXACT_FLOAT
+from ._types import ArrayLike
+
+if TYPE_CHECKING:
+    import flint
+from ._types import ArrayLike
 
 __all__ = [
     "CLEAR_GAP",
@@ -33,6 +39,9 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
 EPS = float(np.finfo(np.float64).eps)
 """The rounding unit of float64, ``2^-52``."""
+
+Reducer: TypeAlias = Callable[[np.ndarray], np.ndarray]
+"""What :func:`reducer` returns: ``x -> x mod p`` on float64 residues, or the identity."""
 
 CLEAR_GAP = 1e4
 """A float rank is trusted when the kept and dropped singular values differ by this factor."""
@@ -87,7 +96,7 @@ class FloatRank:
         return f"FloatRank(rank={self.rank}, gap={self.gap:.1e}, {self.verdict}{doubts})"
 
 
-def float_rank(M) -> FloatRank:
+def float_rank(M: ArrayLike) -> FloatRank:
     """Rank of ``M`` (real or complex) by SVD after scaling rows, then columns, to unit norm
     (which keeps the rank), with the evidence for it.
 
@@ -122,7 +131,7 @@ def float_rank(M) -> FloatRank:
     return found
 
 
-def scaled_singular_values(M) -> np.ndarray:
+def scaled_singular_values(M: ArrayLike) -> np.ndarray:
     """The singular values that :func:`float_rank` cuts: those of ``M`` with rows, then columns,
     scaled to unit norm, relative to the largest (largest first; zeros for a zero matrix).
 
@@ -135,7 +144,7 @@ def scaled_singular_values(M) -> np.ndarray:
     return s / s[0] if s.size and s[0] > 0 else s
 
 
-def _balanced(M) -> tuple[np.ndarray, np.ndarray]:
+def _balanced(M: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``M`` as a finite float array with rows, then columns, scaled to unit norm (which keeps
     the rank), and the norms of its columns after the row scaling."""
     A = np.asarray(M)
@@ -157,7 +166,7 @@ def _nonzero(norms: np.ndarray) -> np.ndarray:
     return np.where(norms == 0, 1.0, norms)
 
 
-def exact_rank(M, modulus: int = PRIME) -> int:
+def exact_rank(M: ArrayLike, modulus: int = PRIME) -> int:
     """Rank over ``Z/pZ`` of an integer matrix: a lower bound on its rank over Q.
 
     Examples
@@ -172,7 +181,7 @@ def exact_rank(M, modulus: int = PRIME) -> int:
     return 0 if 0 in M.shape else nmod_matrix(M, p).rank()
 
 
-def nmod_matrix(M: np.ndarray, modulus: int):
+def nmod_matrix(M: np.ndarray, modulus: int) -> flint.nmod_mat:
     """The integer matrix ``M`` as a FLINT ``nmod_mat`` over ``Z/pZ``."""
     import flint
 
@@ -194,7 +203,7 @@ def mod_matmul(A: np.ndarray, B: np.ndarray, p: int) -> np.ndarray:
             raise ValueError(f"{name} must be residues mod {p} (integers from 0 to {p - 1}), "
                              f"got shape {X.shape}")
     step = (EXACT_FLOAT - p) // (p - 1) ** 2  # a residue below p plus step products of them
-    out = np.zeros((A.shape[0], B.shape[1]))
+    out: np.ndarray = np.zeros((A.shape[0], B.shape[1]))
     for start in range(0, A.shape[1], step):
         out += A[:, start:start + step] @ B[start:start + step]
         out = np.mod(out, p) if A.shape[1] > step else out
@@ -223,7 +232,7 @@ class RowSpace:
     F: np.ndarray | None = None
     pending: tuple | None = None  # (FLINT's echelon form of the last residual, its rank)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "modulus", _checks.prime("modulus", self.modulus, inner=1))
         object.__setattr__(self, "width", _checks.nonnegative_int("width", self.width))
 
@@ -255,7 +264,7 @@ class RowSpace:
             return X
         return np.mod(X[:, free] - mod_matmul(X[:, pivots], F, self.modulus), self.modulus)
 
-    def extend(self, X) -> RowSpace:
+    def extend(self, X: ArrayLike) -> RowSpace:
         """The span of these rows and of the integer rows of ``X`` (reduced mod ``p``)."""
         X = _checks.integer_array("X", X)
         if X.ndim != 2 or X.shape[1] != self.width:
@@ -281,17 +290,17 @@ def residues(x: np.ndarray, p: int) -> np.ndarray:
     return r
 
 
-def reducer(modulus: int | None):
+def reducer(modulus: int | None) -> Reducer:
     """The map ``x -> x mod modulus`` (:func:`residues`), or the identity when ``modulus`` is None:
     what every computation that runs both in float64 and exactly mod p applies to its results."""
     return _identity if modulus is None else functools.partial(_reduce, p=modulus)
 
 
-def _identity(x):
+def _identity(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _reduce(x, p: int):
+def _reduce(x: np.ndarray, p: int) -> np.ndarray:
     return residues(np.asarray(x, dtype=np.float64), p)
 
 
@@ -315,6 +324,6 @@ def inverse(G: np.ndarray, modulus: int | None = None) -> np.ndarray | None:
     if modulus is None:
         return np.linalg.inv(G) if np.linalg.matrix_rank(G) == len(G) else None
     M = nmod_matrix(G, modulus)
-    if M.det() == 0:
+    if int(M.det()) == 0:
         return None
     return np.array([[int(x) for x in row] for row in M.inv().tolist()], dtype=np.float64)

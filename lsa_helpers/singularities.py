@@ -9,6 +9,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .differential import jacobian
 from .rank import PRIME, exact_rank
@@ -35,7 +36,7 @@ SLICE_POSITIONS: tuple[SlicePosition, ...] = get_args(SlicePosition)
 """Where a point ``(alpha, beta, gamma)`` of the ``d = 2`` slice lies (:func:`slice_position`)."""
 
 
-def _vector(name: str, x) -> np.ndarray:
+def _vector(name: str, x: ArrayLike) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)):
         raise ValueError(f"{name} must be a non-empty finite vector, got shape {x.shape}")
@@ -44,7 +45,7 @@ def _vector(name: str, x) -> np.ndarray:
 
 # --- The boundary: the quadratic factor sym(z k^T) ---------------------------------------------
 
-def quadratic_factor(z, k) -> np.ndarray:
+def quadratic_factor(z: ArrayLike, k: ArrayLike) -> np.ndarray:
     """The symmetric matrix ``S = sym(z k^T) = (z k^T + k z^T) / 2`` of a rank-one layer [derived].
 
     A layer with ``A = k q^T`` and ``V = v z^T`` computes
@@ -68,7 +69,7 @@ def quadratic_factor(z, k) -> np.ndarray:
     return (np.outer(z, k) + np.outer(k, z)) / 2
 
 
-def slice_coordinates(S) -> np.ndarray:
+def slice_coordinates(S: ArrayLike) -> np.ndarray:
     """Coordinates ``(alpha, beta, gamma)`` of symmetric ``2 x 2`` matrices ``S`` [derived].
 
     ``S = [[alpha + beta, gamma], [gamma, alpha - beta]]``, so ``alpha = tr(S) / 2``,
@@ -141,7 +142,7 @@ def slice_position(alpha: float, beta: float, gamma: float, *,
 
 # --- Closedness ----------------------------------------------------------------------------------
 
-def value_map_matrix(A, inputs) -> np.ndarray:
+def value_map_matrix(A: ArrayLike, inputs: ArrayLike) -> np.ndarray:
     """The ``d x (N t)`` matrix ``M_A`` of the linear map ``V -> (V X_n X_n^T A X_n)_n = V M_A``.
 
     ``M_A = [X_1 X_1^T A X_1, ..., X_N X_N^T A X_N]``, so ``V M_A`` lists the outputs
@@ -170,7 +171,8 @@ def value_map_matrix(A, inputs) -> np.ndarray:
 
 # --- Singular points: tangent dimensions -----------------------------------------------------
 
-def rank_one_layers(k, q, v, z, *, a: int) -> tuple[Layer, Layer]:
+def rank_one_layers(k: ArrayLike, q: ArrayLike, v: ArrayLike, z: ArrayLike, *,
+                    a: int) -> tuple[Layer, Layer]:
     """The rank-one point ``(A, V) = (k q^T, v z^T)`` and its swap ``(z q^T, v k^T)``, as layers.
 
     Both compute ``phi(X) = v (z^T X X^T k) q^T X`` [paper]. ``(Q, K)`` is a preimage of ``A``
@@ -192,7 +194,7 @@ def rank_one_layers(k, q, v, z, *, a: int) -> tuple[Layer, Layer]:
         raise ValueError(f"k, q and z must have the same length, got {k.size}, {q.size}, {z.size}")
     a = _checks.positive_int("a", a)
 
-    def layer(key, value_factor):
+    def layer(key: np.ndarray, value_factor: np.ndarray) -> Layer:
         Q, K = np.zeros((a, d)), np.zeros((a, d))
         if a >= d:
             Q[:d], K[:d] = np.outer(key, q), np.eye(d)
@@ -209,7 +211,7 @@ def _one_layer(arch: Architecture) -> Architecture:
     return arch
 
 
-def tangent_dimension(arch: Architecture, *layers, rng=None, modulus: int = PRIME,
+def tangent_dimension(arch: Architecture, *layers: Layer, rng: Seed = None, modulus: int = PRIME,
                       max_rounds: int = 8) -> int:
     """Dimension of the span of the images of the differential of ``W -> phi_W`` at ``layers``.
 
@@ -256,7 +258,7 @@ def tangent_dimension(arch: Architecture, *layers, rng=None, modulus: int = PRIM
     max_rounds = _checks.positive_int("max_rounds", max_rounds)
     if not layers:
         raise ValueError("layers must hold at least one layer (a preimage of the point)")
-    layers = [check_weights(arch, [layer])[0] for layer in layers]
+    layers = tuple(check_weights(arch, [layer])[0] for layer in layers)
     if any(not np.array_equal(w, np.round(w)) for layer in layers for w in layer):
         raise ValueError("layers must have integer weights (ranks are computed exactly mod p)")
     for i, layer in enumerate(layers[1:], start=2):
@@ -278,7 +280,8 @@ def tangent_dimension(arch: Architecture, *layers, rng=None, modulus: int = PRIM
     return rank
 
 
-def swap_tangent_dimension(arch: Architecture, k, q, v, z, *, rng=None,
+def swap_tangent_dimension(arch: Architecture, k: ArrayLike, q: ArrayLike, v: ArrayLike,
+                           z: ArrayLike, *, rng: Seed = None,
                            modulus: int = PRIME) -> int:
     """:func:`tangent_dimension` at both swap preimages ``(k q^T, v z^T)`` and ``(z q^T, v k^T)``.
 
@@ -304,7 +307,7 @@ def swap_tangent_dimension(arch: Architecture, k, q, v, z, *, rng=None,
 
 # --- Gradient descent -----------------------------------------------------------------------------
 
-def _training_data(layer, inputs, targets) -> tuple[Layer, np.ndarray, np.ndarray]:
+def _training_data(layer: Layer, inputs: ArrayLike, targets: ArrayLike) -> tuple[Layer, np.ndarray, np.ndarray]:
     Q, K, V = (np.asarray(w, dtype=np.float64) for w in layer)
     if Q.ndim != 2 or Q.shape != K.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
         raise ValueError(f"layer must be (Q, K, V) with Q, K of shape (a, d) and V of shape "
@@ -335,7 +338,7 @@ def _loss_and_gradient(layer: Layer, X: np.ndarray, Y: np.ndarray) -> tuple[floa
     return loss, Layer(K @ grad_A, Q @ grad_A.T, grad_V)
 
 
-def loss_and_gradient(layer, inputs, targets) -> tuple[float, Layer]:
+def loss_and_gradient(layer: Layer, inputs: ArrayLike, targets: ArrayLike) -> tuple[float, Layer]:
     """The loss ``L = (1 / 2N) sum_n ||phi_W(X_n) - Y_n||^2`` and its gradient in ``(Q, K, V)``.
 
     With residuals ``R_n = V X_n X_n^T A X_n - Y_n`` and ``A = K^T Q``::
@@ -393,7 +396,7 @@ class Trajectory:
         points [paper]; for ``d = 1`` every point, and none is singular), small near them; 1 where
         ``A`` or ``V`` vanishes.
         """
-        def ratio(s):
+        def ratio(s: np.ndarray) -> np.ndarray:
             if s.shape[1] < 2:
                 return np.zeros(len(s))
             return np.divide(s[:, 1], s[:, 0], out=np.ones(len(s)), where=s[:, 0] > 0)
@@ -406,7 +409,7 @@ class Trajectory:
                 f"loss {self.losses[0]:.2e} -> {self.losses[-1]:.2e})")
 
 
-def gradient_descent(layer, inputs, targets, *, learning_rate: float, steps: int,
+def gradient_descent(layer: Layer, inputs: ArrayLike, targets: ArrayLike, *, learning_rate: float, steps: int,
                      record_every: int = 1) -> Trajectory:
     """Plain gradient descent ``W <- W - learning_rate * grad L(W)`` on :func:`loss_and_gradient`.
 

@@ -9,6 +9,7 @@ from math import log
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .network import layer_forward
 from .weights import Layer, as_generator, layer_from_attention
 
@@ -52,7 +53,7 @@ def _evaluate(black_box: Callable, X: np.ndarray) -> np.ndarray:
 
 
 def recover_values(black_box: Callable, d: int, *, tokens: int = 3, samples: int | None = None,
-                   rng=None) -> np.ndarray:
+                   rng: Seed = None) -> np.ndarray:
     """``V`` of a softmax layer from its values at constant inputs ``X = [x, ..., x]``.
 
     All keys of a constant input are equal, so every column of ``X^T A X`` is constant, the
@@ -97,8 +98,8 @@ def recover_values(black_box: Callable, d: int, *, tokens: int = 3, samples: int
     return np.linalg.lstsq(x, Y, rcond=None)[0].T
 
 
-def recover_attention(black_box: Callable, V, *, tokens: int = 3, samples: int | None = None,
-                      scale: float = 0.5, rng=None) -> np.ndarray:
+def recover_attention(black_box: Callable, V: ArrayLike, *, tokens: int = 3, samples: int | None = None,
+                      scale: float = 0.5, rng: Seed = None) -> np.ndarray:
     """``A`` of a softmax layer with known ``V``, from inputs ``X = [x, y, ..., y]``.
 
     Put ``l = (y - x)^T A x`` (key ``y`` against key ``x``, both seen from the query ``x``).
@@ -176,7 +177,7 @@ def recover_attention(black_box: Callable, V, *, tokens: int = 3, samples: int |
     return solution.reshape(d, d)
 
 
-def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng=None,
+def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng: Seed = None,
                           checks: int = 4, rtol: float = 1e-9) -> SoftmaxRecovery:
     """Recover ``(A, V)`` of a softmax layer ``phi(X) = V X S(X^T A X)`` from evaluations only.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import sympy
@@ -42,7 +43,8 @@ def symbolic_layer(d: int, d_out: int, a: int, tokens: int) -> SymbolicLayer:
     return SymbolicLayer(output, X, Q, K, V)
 
 
-def coefficients(expr, variables) -> dict:
+def coefficients(expr: sympy.Expr,
+                 variables: Sequence[sympy.Symbol]) -> dict[tuple[int, ...], sympy.Expr]:
     """``{exponent tuple: coefficient}`` of ``expr`` as a polynomial in ``variables``.
 
     Examples
@@ -54,11 +56,11 @@ def coefficients(expr, variables) -> dict:
     return dict(sympy.Poly(expr, *variables).as_dict())
 
 
-def monomial_count(expr, variables) -> int:
+def monomial_count(expr: sympy.Expr, variables: Sequence[sympy.Symbol]) -> int:
     """Number of distinct monomials of ``expr`` as a polynomial in ``variables``."""
     return len(sympy.Poly(expr, *variables).monoms())
 
 
-def is_homogeneous(expr, variables, degree: int) -> bool:
+def is_homogeneous(expr: sympy.Expr, variables: Sequence[sympy.Symbol], degree: int) -> bool:
     """Whether ``expr`` is homogeneous of total ``degree`` in ``variables``."""
     return all(sum(m) == degree for m in sympy.Poly(expr, *variables).monoms())

@@ -7,10 +7,11 @@ from typing import Literal, NamedTuple, get_args
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .network import forward
 from .rank import inverse, kernel, reducer
-from .weights import Layer, as_generator, check_weights, parameter_placer, random_inputs
+from .weights import Layer, Weights, as_generator, check_weights, parameter_placer, random_inputs
 
 __all__ = [
     "FIBER_CASES",
@@ -35,7 +36,7 @@ FIBER_CASES: tuple[FiberCase, ...] = get_args(FiberCase)
 """The cases of the one-layer fiber theorem (:func:`fiber_kind`)."""
 
 
-def _layer_index(weights, layer_index: int, *, last: int | None = None) -> int:
+def _layer_index(weights: Weights, layer_index: int, *, last: int | None = None) -> int:
     """The 0-based position of layer ``layer_index`` (counted from 1, at most ``last``)."""
     last = len(weights) if last is None else last
     if not _checks.is_integer(layer_index) or not 1 <= layer_index <= last:
@@ -44,7 +45,7 @@ def _layer_index(weights, layer_index: int, *, last: int | None = None) -> int:
     return int(layer_index) - 1
 
 
-def _invertible(name: str, M, size: int) -> np.ndarray:
+def _invertible(name: str, M: ArrayLike, size: int) -> np.ndarray:
     M = np.asarray(M, dtype=np.float64)
     if M.shape != (size, size):
         raise ValueError(f"{name} must be a {size}x{size} matrix, got shape {M.shape}")
@@ -53,11 +54,11 @@ def _invertible(name: str, M, size: int) -> np.ndarray:
     return M
 
 
-def _replace(weights, index: int, layer: Layer) -> tuple[Layer, ...]:
+def _replace(weights: Weights, index: int, layer: Layer) -> tuple[Layer, ...]:
     return tuple(layer if i == index else w for i, w in enumerate(weights))
 
 
-def act_attention(weights, layer_index: int, G) -> tuple[Layer, ...]:
+def act_attention(weights: Weights, layer_index: int, G: ArrayLike) -> tuple[Layer, ...]:
     """``(Q_i, K_i) -> (G Q_i, G^{-T} K_i)``, ``G`` in ``GL_{a_i}``: ``A_i = K_i^T Q_i`` is kept.
 
     ``layer_index`` is ``i``, counted from 1 as in the paper.
@@ -69,7 +70,7 @@ def act_attention(weights, layer_index: int, G) -> tuple[Layer, ...]:
     return _replace(weights, i, Layer(G @ Q, np.linalg.inv(G).T @ K, V))
 
 
-def act_width(weights, layer_index: int, P) -> tuple[Layer, ...]:
+def act_width(weights: Weights, layer_index: int, P: ArrayLike) -> tuple[Layer, ...]:
     """``V_i -> P V_i``, ``(Q, K, V)_{i+1} -> (Q, K, V)_{i+1} P^{-1}``, ``P`` in ``GL_{d_i}``,
     with ``i = layer_index`` counted from 1."""
     weights = tuple(Layer(*w) for w in weights)
@@ -81,7 +82,7 @@ def act_width(weights, layer_index: int, P) -> tuple[Layer, ...]:
     return _replace(weights, i + 1, Layer(*(w @ P_inv for w in weights[i + 1])))
 
 
-def scale_layers(weights, alphas, betas) -> tuple[Layer, ...]:
+def scale_layers(weights: Weights, alphas: ArrayLike, betas: ArrayLike) -> tuple[Layer, ...]:
     """``(Q_i, V_i) -> (alpha_i Q_i, beta_i V_i)``, when ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``.
 
     Each later layer is cubic in its input, so it cubes the scale of every earlier one; the
@@ -100,7 +101,7 @@ def scale_layers(weights, alphas, betas) -> tuple[Layer, ...]:
     return tuple(Layer(a * Q, K, b * V) for (Q, K, V), a, b in zip(weights, alphas, betas))
 
 
-def rank_one_swap(layer) -> Layer:
+def rank_one_swap(layer: Layer) -> Layer:
     """The swap ``(k q^T, v z^T) -> (z q^T, v k^T)`` of a layer with ``rk A = rk V = 1``.
 
     Both give ``phi(X) = v (z^T X X^T k) q^T X``. The result keeps the shapes of ``layer``
@@ -114,7 +115,7 @@ def rank_one_swap(layer) -> Layer:
     return Layer(Q_new, K_new, np.outer(v, k))
 
 
-def fiber_kind(layer, *, rtol: float = 1e-10) -> FiberCase:
+def fiber_kind(layer: Layer, *, rtol: float = 1e-10) -> FiberCase:
     """The case of the one-layer fiber theorem (:data:`FIBER_CASES`) that ``layer`` falls in
     (assumes ``t >= 2``).
 
@@ -139,7 +140,7 @@ def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return U[:, 0] * s[0], Vt[0]
 
 
-def function_distance(arch: Architecture, weights, other, *, rng=None, samples: int = 8) -> float:
+def function_distance(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None, samples: int = 8) -> float:
     """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs."""
     samples = _checks.positive_int("samples", samples)
     weights, other = check_weights(arch, weights), check_weights(arch, other)
@@ -149,7 +150,7 @@ def function_distance(arch: Architecture, weights, other, *, rng=None, samples: 
     return float(np.abs(f - g).max() / max(np.abs(f).max(), np.finfo(float).tiny))
 
 
-def is_same_function(arch: Architecture, weights, other, *, rng=None, samples: int = 8,
+def is_same_function(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None, samples: int = 8,
                      rtol: float = 1e-10) -> bool:
     """Whether two weight tuples give the same function on random inputs (up to ``rtol``)."""
     rtol = _checks.fraction("rtol", rtol)
@@ -169,7 +170,7 @@ class SymmetryTangents(NamedTuple):
     ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``."""
 
 
-def symmetry_tangent_groups(arch: Architecture, weights, *,
+def symmetry_tangent_groups(arch: Architecture, weights: Weights, *,
                             modulus: int | None = None) -> SymmetryTangents:
     """The rows of :func:`symmetry_tangents`, by group: ``GL_{a_i}``, ``GL_{d_i}``, scalings.
 
@@ -182,7 +183,7 @@ def symmetry_tangent_groups(arch: Architecture, weights, *,
     """
     weights = check_weights(arch, weights, modulus=modulus)
     red = reducer(modulus)
-    groups = {"attention": [], "width": [], "scaling": []}
+    groups: dict[str, list[np.ndarray]] = {"attention": [], "width": [], "scaling": []}
     place = {name: parameter_placer(arch.layer_shapes, rows) for name, rows in groups.items()}
     scales = arch.is_lightning  # softmax is not homogeneous: no scalings
     for i, (Q, K, V) in enumerate(weights):
@@ -204,7 +205,7 @@ def symmetry_tangent_groups(arch: Architecture, weights, *,
     return SymmetryTangents(*(red(np.concatenate([empty, *rows])) for rows in groups.values()))
 
 
-def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def symmetry_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
     """Tangent vectors at ``W`` of the symmetry orbit, one per row, in parameter coordinates.
 
     Generators: ``E`` in ``gl_{a_i}`` gives ``(dQ_i, dK_i) = (E Q_i, -E^T K_i)``; ``E`` in
@@ -237,7 +238,7 @@ def sees_parallel_tokens(arch: Architecture) -> tuple[bool, ...]:
     return tuple(flags)
 
 
-def degenerate_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def degenerate_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
     """Fiber directions beyond the symmetries, where a layer sees only ``sym(A_i)`` [derived].
 
     For a layer whose tokens are all parallel (:func:`sees_parallel_tokens`) and ``a_i >= d_{i-1}``,
@@ -261,7 +262,7 @@ def degenerate_tangents(arch: Architecture, weights, *, modulus: int | None = No
     return reducer(modulus)(np.concatenate(rows))
 
 
-def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def width_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
     """Fiber directions from width that nothing uses, one per row, in parameters [derived].
 
     Two kinds, both exact fiber directions for every input:
@@ -338,7 +339,7 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
     return reduce(np.concatenate(rows))
 
 
-def fiber_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def fiber_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
     """Every known fiber direction at ``weights``: symmetries, antisymmetric and width directions.
 
     The rows of :func:`symmetry_tangents`, :func:`degenerate_tangents` and

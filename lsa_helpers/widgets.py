@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 import numpy as np
 
 from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .formulas import formula_dimension, monomials_per_entry, span_dimension
 from .function_space import dimension
 from .network import layer_forward, multiplication_counts
 from .symmetries import FIBER_CASES, fiber_kind, function_distance, rank_one_swap
-from .weights import as_generator, layer_from_attention, random_inputs
+from .weights import Layer, as_generator, layer_from_attention, random_inputs
+
+if TYPE_CHECKING:
+    import ipywidgets
 
 __all__ = [
     "boundary_explorer",
@@ -25,7 +32,11 @@ __all__ = [
 ]
 
 
-def _sliders(**ranges):
+Facts: TypeAlias = dict[str, Any]
+"""What a demo's callback returns: the numbers it shows, by name."""
+
+
+def _sliders(**ranges: tuple[int, int, int]) -> dict[str, ipywidgets.IntSlider]:
     import ipywidgets as w
 
     return {name: w.IntSlider(value=value, min=low, max=high, description=name,
@@ -33,7 +44,8 @@ def _sliders(**ranges):
             for name, (low, value, high) in ranges.items()}
 
 
-def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, sizes: bool = False):
+def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
+                        sizes: bool = False) -> ipywidgets.interactive:
     """Sliders for ``d, d', a, t``: the cost of both orders against ``t``; with ``sizes``, the size.
 
     On log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
@@ -52,11 +64,11 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, s
     powers = 10 ** np.arange(0, 9)
     plain = FuncFormatter(lambda value, _: f"{value:,.0f}")
 
-    def show(d, d_out, a, t):
+    def show(d: int, d_out: int, a: int, t: int) -> Facts:
         costs = multiplication_counts(d, d_out, a, t)
         curves = multiplication_counts(d, d_out, a, ts)  # plain arithmetic: all t in one call
         ties = [int(s) for s in ts[curves["quadratic"] == curves["linear"]]]
-        facts = {
+        facts: Facts = {
             "monomials per output entry": monomials_per_entry(d, t),
             "output entries": d_out * t,
             "span dimension of the neuromanifold": span_dimension(d, d_out, t),
@@ -114,11 +126,11 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, s
     return w.interactive(show, **sliders)
 
 
-def _random_of_rank(rng, rows: int, cols: int, rank: int) -> np.ndarray:
+def _random_of_rank(rng: np.random.Generator, rows: int, cols: int, rank: int) -> np.ndarray:
     return rng.normal(size=(rows, rank)) @ rng.normal(size=(rank, cols))
 
 
-def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
+def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.interactive:
     """Sliders for ``rk A`` and ``rk V``: which case of the fiber theorem, checked on the function.
 
     Shows how far three moves take ``phi``: the scaling ``(2A, V/2)``, the rank-one swap (when it
@@ -137,7 +149,7 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
         "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
         "the fiber is the single curve (lambda A, V / lambda)")))
 
-    def show(rank_A, rank_V):
+    def show(rank_A: int, rank_V: int) -> Facts:
         rng = as_generator(seed)
         A = _random_of_rank(rng, d, d, rank_A)
         V = _random_of_rank(rng, d_out, d, rank_V)
@@ -189,7 +201,7 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
     return w.interactive(show, **_sliders(rank_A=(0, 1, d), rank_V=(0, 1, min(d, d_out))))
 
 
-def dimension_explorer(*, seed: int = 0):
+def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     """Sliders for ``d, d', a, t``: parameters against dimension, and the two bounds that prove it.
 
     Left: for the current ``d, d', t``, the parameter count and the paper's formula for
@@ -205,12 +217,13 @@ def dimension_explorer(*, seed: int = 0):
     seed = _checks.seed("seed", seed)
     ranks = np.arange(1, 10)
 
-    def show(d, d_out, a, t):
+    def show(d: int, d_out: int, a: int, t: int) -> Facts:
         arch = Architecture((d, d_out), (a,), tokens=t)
         formula = formula_dimension(arch)
         exact = dimension(arch, rng=seed)
         floating = dimension(arch, method="float", rng=seed).float_reading
-        facts = {"parameters": arch.parameter_count, "formula": formula.value,
+        assert floating is not None  # method="float" reads a float rank
+        facts: Facts = {"parameters": arch.parameter_count, "formula": formula.value,
                  "float rank": floating.rank, "gap clear": floating.is_clear,
                  "exact rank": exact.rank, "upper bound": exact.upper_bound,
                  "certified": exact.certified_dimension,
@@ -258,7 +271,7 @@ def dimension_explorer(*, seed: int = 0):
     return w.interactive(show, **_sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9), t=(1, 3, 4)))
 
 
-def softmax_explorer(*, seed: int = 0, reveal: bool = False):
+def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.interactive:
     """Sliders for depth, width and rank: predict the softmax dimension, then tick ``reveal``.
 
     Equal widths ``(w, ..., w)`` and ranks ``(a, ..., a)``, ``t = 3``. Left: the parameter count,
@@ -281,18 +294,18 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
     seed = _checks.seed("seed", seed)
     reveal = _checks.bool_flag("reveal", reveal)
 
-    def show(depth, width, rank, reveal):
+    def show(depth: int, width: int, rank: int, reveal: bool) -> Facts:
         lightning = Architecture((width,) * (depth + 1), (rank,) * depth)
         softmax = Architecture(lightning.widths, lightning.ranks, normalization="softmax")
         certified = dimension(lightning, rng=seed).certified_dimension
         rng = as_generator(seed)
         weights = random_weights(softmax, rng)           # the same weights for both networks
         inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
-        J = {arch.normalization: jacobian(arch, weights, inputs) for arch in (lightning, softmax)}
+        J: dict[str, np.ndarray] = {arch.normalization: jacobian(arch, weights, inputs) for arch in (lightning, softmax)}
         found = float_rank(J["softmax"])
         formula = formula_dimension(softmax)
         difference = None if certified is None else found.rank - certified
-        facts = {"parameters": lightning.parameter_count, "lightning": certified,
+        facts: Facts = {"parameters": lightning.parameter_count, "lightning": certified,
                  "softmax": found.rank, "gap clear": found.is_clear, "difference": difference,
                  "formula": formula.value, "status": formula.status,
                  "lightning float": float_rank(J["lightning"]).rank}
@@ -336,7 +349,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
                          reveal=w.Checkbox(value=reveal, description="reveal"))
 
 
-def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
+def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.interactive:
     """Sliders for depth, widths ``d_0..d_3`` and ranks ``a_1..a_3`` of a deep lightning network.
 
     Draws the parameter count as dimension + symmetry orbit + other fiber directions: the
@@ -358,7 +371,7 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     sliders = _sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6), d3=(1, 3, 6),
                        a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6))
 
-    def show(depth, d0, d1, d2, d3, a1, a2, a3):
+    def show(depth: int, d0: int, d1: int, d2: int, d3: int, a1: int, a2: int, a3: int) -> Facts:
         unused = [f"d{i}" for i in range(depth + 1, 4)] + [f"a{i}" for i in range(depth + 1, 4)]
         for name, slider in sliders.items():
             slider.disabled = name in unused
@@ -369,7 +382,7 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
         bounds = dimension(arch, rng=seed) if arch.parameter_count <= certify_up_to else None
         certified = bounds.certified_dimension if bounds else None
         dim = formula.value if formula.value is not None else certified
-        facts = {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+        facts: Facts = {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
                  "formula": formula.value, "status": formula.status, "symmetry orbit": orbit,
                  "lower": bounds.rank if bounds else None,
                  "upper": bounds.upper_bound if bounds else None,
@@ -419,7 +432,7 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     return w.interactive(show, **sliders)
 
 
-def boundary_explorer():
+def boundary_explorer() -> ipywidgets.interactive:
     """Sliders for ``(alpha, beta, gamma)`` and a prediction: is
     ``S = [[alpha + beta, gamma], [gamma, alpha - beta]]`` some ``sym(z k^T)`` (``d = 2``)?
 
@@ -435,7 +448,7 @@ def boundary_explorer():
     from .identify import factor_quadric
     from .singularities import SLICE_POSITIONS, quadratic_factor, slice_matrix, slice_position
 
-    def rounded(x, digits):
+    def rounded(x: float, digits: int) -> float:
         return round(float(x), digits) + 0.0  # no "-0.00"
 
     inside, boundary, outside = SLICE_POSITIONS
@@ -446,11 +459,11 @@ def boundary_explorer():
         "phi(X) = ||X^T k||^2 v q^T X",
         "outside M: S is definite, x^T S x has no real linear factors; not attained")))
 
-    def show(alpha, beta, gamma, prediction):
+    def show(alpha: float, beta: float, gamma: float, prediction: str) -> Facts:
         S = slice_matrix(alpha, beta, gamma)
         excess = beta**2 + gamma**2 - alpha**2
         position = slice_position(alpha, beta, gamma)
-        facts = {"position": position, "det S": rounded(-excess, 6), "reproduced": None,
+        facts: Facts = {"position": position, "det S": rounded(-excess, 6), "reproduced": None,
                  "cos": None, "prediction": prediction or None,
                  "correct": (prediction == position) if prediction else None}
         if position != outside and S.any():
@@ -511,7 +524,7 @@ def boundary_explorer():
         options=[("?", ""), ("inside M", inside), ("boundary", boundary),
                  ("outside M", outside)], value="", description="prediction")
 
-    def ask_again(_):
+    def ask_again(_: object) -> None:
         sliders["prediction"].value = ""
 
     for name in ("alpha", "beta", "gamma"):  # observed before the redraw: no stale verdict flashes
@@ -520,7 +533,7 @@ def boundary_explorer():
 
 
 def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d_out: int = 4,
-                       heads: int = 2, a: int = 2, rho: int = 2):
+                       heads: int = 2, a: int = 2, rho: int = 2) -> ipywidgets.interactive:
     """Sliders for ``d, d', heads, a, rho`` and a ``prediction``: a multi-head layer's dimension.
 
     ``d, d_out, heads, a, rho`` (each 1 to 5) set where the sliders start.
@@ -541,20 +554,21 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
-    from .multihead import MultiHead, multihead_dimension
+    from .multihead import HeadsDimension, MultiHead, multihead_dimension
 
     @lru_cache(maxsize=64)
-    def certify(layer):  # a move that clears the prediction draws twice: certify once
+    def certify(layer: MultiHead) -> HeadsDimension:  # a move that clears the prediction draws
+        # twice: certify once
         return multihead_dimension(layer, rng=seed)
 
-    def show(d, d_out, heads, a, rho, prediction=0):
+    def show(d: int, d_out: int, heads: int, a: int, rho: int, prediction: int = 0) -> Facts:
         layer = MultiHead(d, d_out, (a,) * heads, (rho,) * heads)
         params, sym = layer.parameter_count, layer.symmetry_dimension
         pairs = len(layer.mixing_pairs)
         expected, span = layer.expected_dimension, layer.span_dimension
         found = certify(layer) if params <= certify_up_to else None
         rank = found.rank if found else None
-        facts = {"parameters": params, "GL_a, GL_rho and scalings": sym, "mixing pairs": pairs,
+        facts: Facts = {"parameters": params, "GL_a, GL_rho and scalings": sym, "mixing pairs": pairs,
                  "span": span, "expected": expected, "exact rank": rank,
                  "certified": found.certified_dimension if found else None,
                  "prediction": prediction or None}
@@ -602,7 +616,7 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     sliders = _sliders(**{name: (1, value, 5) for name, value in start.items()})
     sliders["prediction"] = w.BoundedIntText(value=0, min=0, max=600, description="prediction")
 
-    def ask_again(_):
+    def ask_again(_: object) -> None:
         sliders["prediction"].value = 0
 
     for name in start:  # observed before the redraw: no stale answer flashes
@@ -610,7 +624,7 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     return w.interactive(show, **sliders)
 
 
-def parameter_split_explorer(*, seed: int = 0):
+def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     """Sliders for ``d, d', a`` of one layer: its parameters split into dimension and fiber.
 
     For each attention rank ``r = 1, ..., 6`` at the chosen ``d, d'`` one bar of the
@@ -628,9 +642,9 @@ def parameter_split_explorer(*, seed: int = 0):
 
     seed = _checks.seed("seed", seed)
     ranks = range(1, 7)
-    cache = {}
+    cache: dict[tuple[int, int, int], Facts] = {}
 
-    def split(d, d_out, a):
+    def split(d: int, d_out: int, a: int) -> Facts:
         if (d, d_out, a) not in cache:
             arch = Architecture((d, d_out), (a,))
             groups = symmetry_tangent_groups(arch, random_weights(arch, seed, modulus=PRIME),
@@ -642,7 +656,7 @@ def parameter_split_explorer(*, seed: int = 0):
                                   "volume": exact_rank(np.concatenate(groups), PRIME) - rotation}
         return cache[d, d_out, a]
 
-    def show(d, d_out, a):
+    def show(d: int, d_out: int, a: int) -> Facts:
         rows = [split(d, d_out, r) for r in ranks]
         facts = rows[a - 1]
         if any(row["dimension"] is None for row in rows):
@@ -673,9 +687,11 @@ def parameter_split_explorer(*, seed: int = 0):
     return w.interactive(show, **_sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
 
 
-def training_explorer(inputs, targets, direction, held_out, *,
-                      scales=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3), input_counts=(2, 4, 16, 64),
-                      learning_rate: float = 0.03, steps: int = 3000, record_every: int = 10):
+def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence[ArrayLike],
+                      held_out: tuple[ArrayLike, ArrayLike], *,
+                      scales: Sequence[float] = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3),
+                      input_counts: Sequence[int] = (2, 4, 16, 64), learning_rate: float = 0.03,
+                      steps: int = 3000, record_every: int = 10) -> ipywidgets.interactive:
     """Sliders for the initial ``scale``, the student's attention rank ``a`` and the number of
     training ``inputs``: one layer trained by gradient descent from ``scale * direction``.
 
@@ -700,6 +716,7 @@ def training_explorer(inputs, targets, direction, held_out, *,
     if Q.ndim != 2 or K.shape != Q.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
         raise ValueError("direction must be a layer (Q, K, V), Q and K (a, d) and V (d', d), "
                          f"got shapes {Q.shape}, {K.shape}, {V.shape}")
+    inputs, targets = np.asarray(inputs, dtype=np.float64), np.asarray(targets, dtype=np.float64)
     counts = tuple(input_counts)
     if not counts or not all(_checks.is_integer(n) and 1 <= n <= len(inputs) for n in counts):
         raise ValueError(f"input_counts must be integers from 1 to {len(inputs)} (the inputs "
@@ -715,12 +732,12 @@ def training_explorer(inputs, targets, direction, held_out, *,
         starts, [moments[n] for _, _, n in settings], learning_rate=learning_rate, steps=steps,
         record_every=record_every)))
     held_inputs, held_targets = held_out
-    cache = {}
+    cache: dict[tuple[float, int, int], Facts] = {}
 
-    def shown(x):
+    def shown(x: float) -> str:
         return f"{x:.0e}" if x >= 1e-12 else "<1e-12"  # below: rounding, not learning
 
-    def measure(setting):
+    def measure(setting: tuple[float, int, int]) -> Facts:
         if setting not in cache:
             run = runs[setting]
             held = loss_along(run, held_inputs, held_targets)
@@ -743,7 +760,7 @@ def training_explorer(inputs, targets, direction, held_out, *,
                        "final s(A)": tuple(round(float(x), 3) for x in s_A[-1])})
         return cache[setting]
 
-    def show(scale, a, inputs):
+    def show(scale: float, a: int, inputs: int) -> Facts:
         m = measure((scale, a, inputs))
         facts, run = m["facts"], m["run"]
         print(f"scale {scale:g}, a = {a}, {inputs} training inputs "
