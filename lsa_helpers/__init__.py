@@ -15,7 +15,8 @@ from .formulas import *
 from .function_space import *
 from .experiments import *
 from .identify import *
-from .data import *
+from .atlas import *
+from .tables import *
 from .softmax import *
 from .singularities import *
 from .multihead import *
