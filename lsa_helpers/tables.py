@@ -168,8 +168,8 @@ _CONJECTURE_COLUMNS = (
     Column("trials_right", "int", "trials whose rank is the expected dimension"),
     Column("trials_clear", "int", "trials whose gap is clear"),
     Column("trial_ranks", "sizes", "the rank of each trial, in order"),
-    Column("seed", "int", "the build seed (see README.md beside the tables for how each run "
-           "derives its rng)"),
+    Column("seed", "int", "the build seed (each run derives its rng from it as the call "
+           "above shows)"),
 )
 
 _CONJECTURE_KEY = ("width", "layers", "attention_rank", "tokens")
