@@ -28,10 +28,8 @@ from .formulas import (
 from .function_space import MAX_MEMORY, METHODS, STOP_REASONS, Dimension, dimension, memory_estimate
 from .experiments import ConjectureRow, reproduce_softmax_conjecture
 from .identify import Recovery, factor_quadric, quadric_matrices, recover_layer
-from .data import (
-    DATA_DIR, DATA_ENV, TABLES, Column, Table, atlas_grid, atlas_row, build_data, data_folder,
-    load_table, write_atomic,
-)
+from .atlas import atlas_grid, atlas_row
+from .tables import TABLES, data_folder, load_table
 from .softmax import SoftmaxRecovery, recover_attention, recover_softmax_layer, recover_values
 from .singularities import (
     SLICE_POSITIONS, Trajectory, gradient_descent, loss_and_gradient, quadratic_factor,
@@ -50,8 +48,6 @@ from .landscape import (
 
 __all__ = [
     "CLEAR_GAP",
-    "DATA_DIR",
-    "DATA_ENV",
     "FIBER_CASES",
     "FORMULA_STATUSES",
     "MAX_MEMORY",
@@ -64,7 +60,6 @@ __all__ = [
     "TABLES",
     "VERDICTS",
     "Architecture",
-    "Column",
     "ConjectureRow",
     "Dimension",
     "FlatDirections",
@@ -78,7 +73,6 @@ __all__ = [
     "Recovery",
     "SoftmaxRecovery",
     "SymmetryTangents",
-    "Table",
     "TeacherProblem",
     "TrainingRun",
     "Trajectory",
@@ -87,7 +81,6 @@ __all__ = [
     "act_width",
     "atlas_grid",
     "atlas_row",
-    "build_data",
     "column_softmax",
     "data_folder",
     "degenerate_tangents",
@@ -156,5 +149,4 @@ __all__ = [
     "virtual_weights",
     "weights_to_vector",
     "width_tangents",
-    "write_atomic",
 ]

@@ -17,7 +17,7 @@ import lsa_helpers
 PACKAGE = Path(lsa_helpers.__file__).parent
 NOTEBOOKS = PACKAGE.parent / "notebooks"
 REEXPORTED = ["architecture", "weights", "network", "differential", "rank", "symmetries", "virtual",
-              "formulas", "function_space", "experiments", "identify", "data", "softmax",
+              "formulas", "function_space", "experiments", "identify", "atlas", "tables", "softmax",
               "singularities", "multihead", "landscape"]
 BY_NAME = ["widgets", "symbolic", "invariants"]  # public, imported as lsa_helpers.<module>
 TOOLS = ["cli", "workers", "__main__"]            # the command line and its processes
