@@ -6,7 +6,6 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,27 +25,10 @@ def run(*args, cwd):
 
 
 def build_wheel(source: Path, out: Path) -> Path:
-    """A wheel of ``source``: the files setuptools selects (``build_py``: the packages and their
-    package data, as pyproject.toml lists them) and its metadata (``egg_info``), zipped as a
-    wheel. (``pip wheel`` needs the ``wheel`` package for setuptools < 70.1, not in the lock.)"""
-    tree = out / "tree"
-    run(sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py",
-        "--build-lib", str(tree), "egg_info", "--egg-base", str(out), cwd=source)
-    metadata = next(out.glob("*.egg-info")) / "PKG-INFO"
-    fields = dict(line.split(": ", 1) for line in metadata.read_text().splitlines()[:3])
-    info = tree / f"{fields['Name'].replace('-', '_')}-{fields['Version']}.dist-info"
-    info.mkdir()
-    shutil.copy(metadata, info / "METADATA")
-    (info / "WHEEL").write_text("Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\n"
-                                "Tag: py3-none-any\n")
-    files = [*sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()),
-             f"{info.name}/RECORD"]
-    (info / "RECORD").write_text("".join(f"{f},,\n" for f in files))
-    wheel = out / f"{info.name.removesuffix('.dist-info')}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for f in files:
-            archive.write(tree / f, f)
-    return wheel
+    """The wheel of ``source`` as pip builds it, offline, with the setuptools of the lock."""
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+        "-q", "--disable-pip-version-check", "-w", str(out), str(source), cwd=out)
+    return next(out.glob("*.whl"))
 
 
 def test_an_installed_wheel_loads_the_tables(tmp_path):
