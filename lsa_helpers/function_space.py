@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from decimal import Decimal
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 import numpy as np
 
 from . import _checks
-from ._types import ArrayLike, Seed
+from ._types import Seed
 from .architecture import Architecture
 from .differential import check_modulus, jacobian
 from .formulas import Formula, formula_dimension
@@ -231,7 +231,7 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
     """
     method = _checks.choice("method", method, METHODS)
     inputs = _checks.optional_positive_int("inputs", inputs)
-    exact = method in ("exact", "certified") or method == "auto" and arch.is_lightning
+    exact = method in ("exact", "certified") or (method == "auto" and arch.is_lightning)
     count, held, rounds = _first_round(arch), 0, []
     for new in _rounds(count, inputs or count):
         rounds.append(_chunk_bytes(arch, min(new, count)) if exact else

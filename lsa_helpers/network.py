@@ -62,7 +62,8 @@ def layer_forward(layer: Layer, X: ArrayLike, *, normalization: str = "lightning
     return (V @ X) @ scores
 
 
-def forward(weights: Weights, X: ArrayLike, *, normalization: str = "lightning", skip: bool = False) -> np.ndarray:
+def forward(weights: Weights, X: ArrayLike, *, normalization: str = "lightning",
+            skip: bool = False) -> np.ndarray:
     """The deep network ``phi_{W_l} o ... o phi_{W_1}`` on ``X`` (shape ``(..., d_0, t)``).
 
     With ``skip=True`` each layer is the residual block ``Y -> Y + phi_{W_i}(Y)``.

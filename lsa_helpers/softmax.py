@@ -98,7 +98,8 @@ def recover_values(black_box: Callable, d: int, *, tokens: int = 3, samples: int
     return np.linalg.lstsq(x, Y, rcond=None)[0].T
 
 
-def recover_attention(black_box: Callable, V: ArrayLike, *, tokens: int = 3, samples: int | None = None,
+def recover_attention(black_box: Callable, V: ArrayLike, *, tokens: int = 3,
+                      samples: int | None = None,
                       scale: float = 0.5, rng: Seed = None) -> np.ndarray:
     """``A`` of a softmax layer with known ``V``, from inputs ``X = [x, y, ..., y]``.
 
