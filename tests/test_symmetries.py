@@ -53,8 +53,8 @@ def test_unconstrained_scaling_changes_the_function(rng):
     with pytest.raises(ValueError, match=re.escape(
             "alphas and betas must satisfy prod_i (alpha_i beta_i)^(3^(l-i)) = 1")):
         scale_layers(weights, [2.0, 1.0, 1.0], [1.0, 1.0, 1.0])
-    scaled = [Layer(2 * Q, K, V) if i == 0 else Layer(Q, K, V) for i,
-              (Q, K, V) in enumerate(weights)]
+    scaled = [Layer(2 * Q, K, V) if i == 0 else Layer(Q, K, V)
+              for i, (Q, K, V) in enumerate(weights)]
     assert function_distance(DEEP, weights, scaled, rng=rng) > 0.5
 
 
@@ -132,8 +132,8 @@ def test_degenerate_tangents_lie_in_the_kernel(widths, ranks, tokens, count, rng
     assert not np.mod(J.astype(object) @ T.T.astype(object), PRIME).any()
     floating = random_weights(arch, rng)
     Jf = jacobian(arch, floating, random_inputs(arch, 10, rng))
-    assert np.abs(Jf @ degenerate_tangents(arch,
-                                           floating).T).max(initial=0) < 1e-9 * np.abs(Jf).max()
+    product = Jf @ degenerate_tangents(arch, floating).T
+    assert np.abs(product).max(initial=0) < 1e-9 * np.abs(Jf).max()
 
 
 def test_parallel_tokens():
