@@ -85,8 +85,9 @@ def act_width(weights: Weights, layer_index: int, P: ArrayLike) -> tuple[Layer, 
 def scale_layers(weights: Weights, alphas: ArrayLike, betas: ArrayLike) -> tuple[Layer, ...]:
     """``(Q_i, V_i) -> (alpha_i Q_i, beta_i V_i)``, when ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``.
 
-    Each later layer is cubic in its input, so it cubes the scale of every earlier one; the
-    constraint is checked in logarithms (relative tolerance 1e-12).
+    ``alphas`` and ``betas`` hold one factor per layer. Each later layer is cubic in its input, so
+    it cubes the scale of every earlier one; the constraint is checked in logarithms (relative
+    tolerance 1e-12).
     """
     weights = tuple(Layer(*w) for w in weights)
     depth = len(weights)
@@ -117,7 +118,7 @@ def rank_one_swap(layer: Layer) -> Layer:
 
 def fiber_kind(layer: Layer, *, rtol: float = 1e-10) -> FiberCase:
     """The case of the one-layer fiber theorem (:data:`FIBER_CASES`) that ``layer`` falls in
-    (assumes ``t >= 2``).
+    (assumes ``t >= 2``). Ranks count singular values above ``rtol`` times the largest entry.
 
     ``"zero"``: ``A = 0`` or ``V = 0``, the fiber is ``{A = 0} u {V = 0}``. ``"swap"``:
     ``rk A = rk V = 1``, two curves ``(lambda A, V / lambda)`` exchanged by the swap (one when
@@ -142,7 +143,8 @@ def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def function_distance(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None,
                       samples: int = 8) -> float:
-    """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs."""
+    """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs,
+    for ``W = weights`` and ``W' = other``."""
     samples = _checks.positive_int("samples", samples)
     weights, other = check_weights(arch, weights), check_weights(arch, other)
     X = random_inputs(arch, samples, as_generator(rng))
@@ -154,7 +156,8 @@ def function_distance(arch: Architecture, weights: Weights, other: Weights, *, r
 def is_same_function(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None,
                      samples: int = 8,
                      rtol: float = 1e-10) -> bool:
-    """Whether two weight tuples give the same function on random inputs (up to ``rtol``)."""
+    """Whether ``weights`` and ``other`` give the same function: :func:`function_distance` on
+    ``samples`` random inputs below ``rtol``."""
     rtol = _checks.fraction("rtol", rtol)
     return function_distance(arch, weights, other, rng=rng, samples=samples) < rtol
 

@@ -707,7 +707,8 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
     held-out loss over their values at step 0. Right: singular values of ``A = K^T Q`` and ``V``,
     shaded where the loss is above 90 % of its start (near the zero function) and where the
     rank-one ratio is below 0.01 after the loss has halved (near a rank-one function). Returns the
-    facts it prints.
+    facts it prints. ``scales`` and ``input_counts`` are the settings the sliders offer;
+    ``learning_rate``, ``steps`` and ``record_every`` are passed to ``descend_together``.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
