@@ -36,7 +36,7 @@ def is_real(value: Any) -> bool:
 
 def integer(name: str, value: Any, minimum: int, *, maximum: int | None = None) -> int:
     """``value`` as an ``int``, if it is an integer ``>= minimum`` (and ``<= maximum``)."""
-    if not is_integer(value) or value < minimum or maximum is not None and value > maximum:
+    if not is_integer(value) or value < minimum or (maximum is not None and value > maximum):
         rule = f">= {minimum}" if maximum is None else f"from {minimum} to {maximum}"
         raise ValueError(f"{name} must be an integer {rule}, got {name}={value!r}")
     return int(value)
@@ -60,7 +60,7 @@ def optional_positive_int(name: str, value: Any) -> int | None:
 
 
 def seed(name: str, value: Any) -> int:
-    """``value`` as an ``int``, if it is a seed of ``numpy.random.default_rng`` (an integer >= 0)."""
+    """``value`` as an ``int``, if it seeds ``numpy.random.default_rng`` (an integer >= 0)."""
     if not is_integer(value) or value < 0:
         raise ValueError(f"{name} must be an integer seed >= 0, got {name}={value!r}")
     return int(value)
@@ -186,8 +186,8 @@ def integer_array(name: str, values: Any) -> np.ndarray:
         return A.astype(object) if wide else A.astype(np.int64)
     if A.dtype == object and all(isinstance(x, (int, np.integer)) for x in A.flat):
         return np.array([int(x) for x in A.flat], dtype=object).reshape(A.shape)
-    if A.dtype.kind != "f" or A.size and not (np.all(np.isfinite(A))
-                                              and np.array_equal(A, np.round(A))):
+    if A.dtype.kind != "f" or (A.size and not (np.all(np.isfinite(A))
+                                              and np.array_equal(A, np.round(A)))):
         raise ValueError(f"{name} must be a 2-D array of integers, got shape {A.shape}"
                          if name == "M" else f"{name} must be integers when a modulus is given")
     bits = min(np.finfo(A.dtype).nmant + 1, 63)

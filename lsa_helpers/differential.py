@@ -105,7 +105,8 @@ def _total(red: Reducer, *terms: np.ndarray | bool | None) -> np.ndarray | None:
     return red(total)
 
 
-def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *, modulus: int | None = None) -> np.ndarray:
+def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
+             modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``W -> (phi_W(X_1), ..., phi_W(X_N))``, shape ``(N d_l t, parameters)``.
 
     Built by forward mode with all parameter directions of a layer at once; the later layers are

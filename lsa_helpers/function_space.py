@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from decimal import Decimal
 from collections.abc import Callable, Iterator
+from decimal import Decimal
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 import numpy as np
 
 from . import _checks
-from ._types import ArrayLike, Seed
+from ._types import Seed
 from .architecture import Architecture
 from .differential import check_modulus, jacobian
 from .formulas import Formula, formula_dimension
@@ -112,7 +112,8 @@ def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
     symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request
     whose first round needs more than ``max_memory`` bytes (:func:`memory_estimate`) is refused
     before anything is computed, and no later round starts that would need more
-    (``stopped="memory limit"``). ``progress``: a ``tqdm`` bar of the rank against the upper bound
+    (``stopped="memory limit"``), nor one beyond ``max_samples`` inputs (default ``40 N``).
+    ``progress``: a ``tqdm`` bar of the rank against the upper bound
     on standard error, shown after 2 seconds.
 
     Examples
@@ -218,20 +219,20 @@ def _first_round(arch: Architecture) -> int:
 
 def memory_estimate(arch: Architecture, method: str = "certified", *,
                     inputs: int | None = None) -> int:
-    """Bytes that :func:`dimension` adds to the memory of the process at its peak, for a run that
-    ends with ``inputs`` inputs (default: its first round, ``ceil(P / (d_l t))`` inputs).
+    """Bytes that :func:`dimension` with ``method`` adds to the memory of the process at its peak,
+    for a run that ends with ``inputs`` inputs (default: its first round, ``ceil(P / (d_l t))``).
 
     The largest of: the known fiber directions and their rank; for an exact rank, one chunk of
     at most a first round's inputs (rows are sketched as they come, so later rounds add
     nothing); for a float rank, each round, which holds the rows of all inputs so far. A chunk
     or round counts the Jacobian with the forward-mode tangents of its largest parameter group
-    (:func:`_jacobian_bytes`) and the copies its rank makes, with :data:`OVERHEAD` on top. An
-    upper bound: the peak resident memory measured on softmax, deep lightning, float and exact
-    runs that add 25 MB to 3 GB lies between a quarter of it and all of it.
+    and the copies its rank makes, with :data:`OVERHEAD` on top. An upper bound: the peak
+    resident memory measured on softmax, deep lightning, float and exact runs that add 25 MB to
+    3 GB lies between a quarter of it and all of it.
     """
     method = _checks.choice("method", method, METHODS)
     inputs = _checks.optional_positive_int("inputs", inputs)
-    exact = method in ("exact", "certified") or method == "auto" and arch.is_lightning
+    exact = method in ("exact", "certified") or (method == "auto" and arch.is_lightning)
     count, held, rounds = _first_round(arch), 0, []
     for new in _rounds(count, inputs or count):
         rounds.append(_chunk_bytes(arch, min(new, count)) if exact else

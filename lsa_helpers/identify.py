@@ -202,7 +202,8 @@ def _rank_one(M: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nd
     return (np.outer(p, q), np.outer(v, m)), (np.outer(m, q), np.outer(v, p))
 
 
-def recover_layer(black_box: Callable, d: int, *, rng: Seed = None, tokens: int = 3, samples: int = 4,
+def recover_layer(black_box: Callable, d: int, *, rng: Seed = None, tokens: int = 3,
+                  samples: int = 4,
                   rtol: float = 1e-9) -> Recovery:
     """Recover ``(A, V)`` of a lightning layer ``phi(X) = V X X^T A X`` from evaluations only.
 

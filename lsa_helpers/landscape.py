@@ -180,7 +180,8 @@ def _residuals(arch: Architecture, vector: np.ndarray, X: np.ndarray, Y: np.ndar
     return (forward(weights, X, normalization=arch.normalization, skip=arch.skip) - Y).ravel()
 
 
-def squared_loss(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike) -> float:
+def squared_loss(arch: Architecture, weights: Weights, inputs: ArrayLike,
+                 targets: ArrayLike) -> float:
     """``1/(2N) sum_n || phi_W(X_n) - Y_n ||_F^2`` over the ``N`` training pairs.
 
     Examples
@@ -199,7 +200,8 @@ def _mean_loss(r: np.ndarray, count: int) -> float:
     return 0.5 * float(r @ r) / count
 
 
-def train_to_zero_loss(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike, *, max_steps: int = 300,
+def train_to_zero_loss(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike,
+                       *, max_steps: int = 300,
                        rtol: float = 1e-24) -> TrainingRun:
     """Minimize the squared loss from ``weights`` by Levenberg-Marquardt.
 
@@ -260,7 +262,8 @@ def hessian_at_minimum(arch: Architecture, weights: Weights, inputs: ArrayLike) 
     return J.T @ J / len(X)
 
 
-def loss_hessian(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike, *, step: float = 1e-6) -> np.ndarray:
+def loss_hessian(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike, *,
+                 step: float = 1e-6) -> np.ndarray:
     """The full Hessian of the squared loss, by central differences of its exact gradient.
 
     The gradient is ``J^T r / N``; column ``q`` of the Hessian is
@@ -416,7 +419,8 @@ def _stacked_moments(moments: LossMoments | Sequence[LossMoments], count: int, d
     return G, h, np.array([m.constant for m in moments])
 
 
-def descend_together(starts: Sequence[Layer], moments: LossMoments | Sequence[LossMoments], *, learning_rate: float, steps: int,
+def descend_together(starts: Sequence[Layer], moments: LossMoments | Sequence[LossMoments], *,
+                     learning_rate: float, steps: int,
                      record_every: int = 1) -> tuple[Trajectory, ...]:
     """:func:`~lsa_helpers.singularities.gradient_descent` of many one-layer students at once.
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from math import ceil
-from collections.abc import Callable, Sequence
 from typing import NamedTuple, TypeAlias
 
 import numpy as np
@@ -17,7 +17,7 @@ from .formulas import span_dimension
 from .function_space import MAX_MEMORY, StopReason, check_memory, grow_rank, jacobian_bytes
 from .network import layer_forward
 from .rank import PRIME, exact_rank, inverse, kernel, reducer
-from .weights import Layer, as_generator, checked_shapes, draw, parameter_placer
+from .weights import Blocks, Layer, as_generator, checked_shapes, draw, parameter_placer
 
 __all__ = [
     "Head",
@@ -151,7 +151,8 @@ Heads: TypeAlias = Sequence[Head]
 """The weights of a multi-head layer: one :class:`Head` per head."""
 
 
-def random_heads(heads: MultiHead, rng: Seed = None, *, modulus: int | None = None) -> tuple[Head, ...]:
+def random_heads(heads: MultiHead, rng: Seed = None, *,
+                 modulus: int | None = None) -> tuple[Head, ...]:
     """Random head weights: Gaussian with variance ``1 / (fan-in)``, or residues mod ``modulus``."""
     rng = as_generator(rng)
     return tuple(Head(*(draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
@@ -212,7 +213,8 @@ def multihead_jacobian(heads: MultiHead, weights: Heads, inputs: ArrayLike, *,
     return np.concatenate(blocks, axis=1)
 
 
-def head_symmetry_tangents(heads: MultiHead, weights: Heads, *, modulus: int | None = None) -> np.ndarray:
+def head_symmetry_tangents(heads: MultiHead, weights: Heads, *,
+                           modulus: int | None = None) -> np.ndarray:
     """Known fiber directions at ``weights``, one per row, in parameter coordinates.
 
     Per head: the tangent space of the fiber of ``(Q_h, K_h) -> K_h^T Q_h`` (the ``GL_{a_h}``
@@ -246,7 +248,7 @@ def _product_fiber(L: np.ndarray, R: np.ndarray,
 
 
 def _mixing(head_g: Head, head_h: Head, g: int, h: int,
-            modulus: int | None) -> dict[tuple[int, int], np.ndarray]:
+            modulus: int | None) -> Blocks:
     """The direction ``(dA_g, dV_h) = (A_h, -V_g)`` in parameters (see ``mixing_pairs``).
 
     ``dQ_g = K_g (K_g^T K_g)^{-1} A_h``; ``-V_g = dU_h W_h`` with

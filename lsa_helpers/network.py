@@ -36,10 +36,11 @@ def layer_forward(layer: Layer, X: ArrayLike, *, normalization: str = "lightning
                   order: str = "linear") -> np.ndarray:
     """One layer ``phi_W(X) = V X N(X^T A X)`` with ``A = K^T Q``, batched over leading axes of X.
 
-    ``N`` is the identity (lightning) or the column softmax. Lightning with ``order="linear"`` is
-    re-associated as ``(V X X^T)(K^T (Q X))``, which costs ``t d (2a + d + d') + d' d^2``
-    multiplications, linear in ``t``; ``order="quadratic"`` forms the ``t x t`` matrix
-    ``X^T A X`` (``O(t^2 d)``), the order used for softmax, which cannot be re-associated.
+    ``N`` is the identity (``normalization="lightning"``) or the column softmax (``"softmax"``).
+    Lightning with ``order="linear"`` is re-associated as ``(V X X^T)(K^T (Q X))``, which costs
+    ``t d (2a + d + d') + d' d^2`` multiplications, linear in ``t``; ``order="quadratic"`` forms
+    the ``t x t`` matrix ``X^T A X`` (``O(t^2 d)``), the order used for softmax, which cannot be
+    re-associated.
 
     Examples
     --------
@@ -62,10 +63,12 @@ def layer_forward(layer: Layer, X: ArrayLike, *, normalization: str = "lightning
     return (V @ X) @ scores
 
 
-def forward(weights: Weights, X: ArrayLike, *, normalization: str = "lightning", skip: bool = False) -> np.ndarray:
+def forward(weights: Weights, X: ArrayLike, *, normalization: str = "lightning",
+            skip: bool = False) -> np.ndarray:
     """The deep network ``phi_{W_l} o ... o phi_{W_1}`` on ``X`` (shape ``(..., d_0, t)``).
 
-    With ``skip=True`` each layer is the residual block ``Y -> Y + phi_{W_i}(Y)``.
+    ``normalization`` as in :func:`layer_forward`. With ``skip=True`` each layer is the residual
+    block ``Y -> Y + phi_{W_i}(Y)``.
     """
     Y = np.asarray(X, dtype=np.float64)
     for layer in weights:

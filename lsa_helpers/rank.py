@@ -18,7 +18,6 @@ from ._types import ArrayLike
 
 if TYPE_CHECKING:
     import flint
-from ._types import ArrayLike
 
 __all__ = [
     "CLEAR_GAP",

@@ -307,7 +307,8 @@ def swap_tangent_dimension(arch: Architecture, k: ArrayLike, q: ArrayLike, v: Ar
 
 # --- Gradient descent -----------------------------------------------------------------------------
 
-def _training_data(layer: Layer, inputs: ArrayLike, targets: ArrayLike) -> tuple[Layer, np.ndarray, np.ndarray]:
+def _training_data(layer: Layer, inputs: ArrayLike,
+                   targets: ArrayLike) -> tuple[Layer, np.ndarray, np.ndarray]:
     Q, K, V = (np.asarray(w, dtype=np.float64) for w in layer)
     if Q.ndim != 2 or Q.shape != K.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
         raise ValueError(f"layer must be (Q, K, V) with Q, K of shape (a, d) and V of shape "
@@ -409,7 +410,8 @@ class Trajectory:
                 f"loss {self.losses[0]:.2e} -> {self.losses[-1]:.2e})")
 
 
-def gradient_descent(layer: Layer, inputs: ArrayLike, targets: ArrayLike, *, learning_rate: float, steps: int,
+def gradient_descent(layer: Layer, inputs: ArrayLike, targets: ArrayLike, *, learning_rate: float,
+                     steps: int,
                      record_every: int = 1) -> Trajectory:
     """Plain gradient descent ``W <- W - learning_rate * grad L(W)`` on :func:`loss_and_gradient`.
 

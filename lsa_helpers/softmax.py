@@ -98,7 +98,8 @@ def recover_values(black_box: Callable, d: int, *, tokens: int = 3, samples: int
     return np.linalg.lstsq(x, Y, rcond=None)[0].T
 
 
-def recover_attention(black_box: Callable, V: ArrayLike, *, tokens: int = 3, samples: int | None = None,
+def recover_attention(black_box: Callable, V: ArrayLike, *, tokens: int = 3,
+                      samples: int | None = None,
                       scale: float = 0.5, rng: Seed = None) -> np.ndarray:
     """``A`` of a softmax layer with known ``V``, from inputs ``X = [x, y, ..., y]``.
 
@@ -185,8 +186,9 @@ def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng: 
     ``[x, y, ..., y]`` (:func:`recover_attention`). The result is ``(A, V)`` itself: the
     softmax leaves no scaling ``(lambda A, V / lambda)`` free, and the paper's theorem that one
     normalized layer is generically one-to-one in ``(A, V)`` [paper] is seen at work. The
-    argument needs only ``V != 0`` and ``t >= 2`` [derived]. The residual is measured on
-    ``checks`` random Gaussian inputs.
+    argument needs only ``V != 0`` and ``t >= 2`` [derived]. ``black_box`` maps a ``d x tokens``
+    input to the layer's output. The residual, ``max |phi(X) - phi_rec(X)| / max |phi(X)|`` on
+    ``checks`` random Gaussian inputs, is reported against ``rtol`` in the result's ``repr``.
 
     Examples
     --------

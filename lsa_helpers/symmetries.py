@@ -85,8 +85,9 @@ def act_width(weights: Weights, layer_index: int, P: ArrayLike) -> tuple[Layer, 
 def scale_layers(weights: Weights, alphas: ArrayLike, betas: ArrayLike) -> tuple[Layer, ...]:
     """``(Q_i, V_i) -> (alpha_i Q_i, beta_i V_i)``, when ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``.
 
-    Each later layer is cubic in its input, so it cubes the scale of every earlier one; the
-    constraint is checked in logarithms (relative tolerance 1e-12).
+    ``alphas`` and ``betas`` hold one factor per layer. Each later layer is cubic in its input, so
+    it cubes the scale of every earlier one; the constraint is checked in logarithms (relative
+    tolerance 1e-12).
     """
     weights = tuple(Layer(*w) for w in weights)
     depth = len(weights)
@@ -117,7 +118,7 @@ def rank_one_swap(layer: Layer) -> Layer:
 
 def fiber_kind(layer: Layer, *, rtol: float = 1e-10) -> FiberCase:
     """The case of the one-layer fiber theorem (:data:`FIBER_CASES`) that ``layer`` falls in
-    (assumes ``t >= 2``).
+    (assumes ``t >= 2``). Ranks count singular values above ``rtol`` times the largest entry.
 
     ``"zero"``: ``A = 0`` or ``V = 0``, the fiber is ``{A = 0} u {V = 0}``. ``"swap"``:
     ``rk A = rk V = 1``, two curves ``(lambda A, V / lambda)`` exchanged by the swap (one when
@@ -140,8 +141,10 @@ def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return U[:, 0] * s[0], Vt[0]
 
 
-def function_distance(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None, samples: int = 8) -> float:
-    """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs."""
+def function_distance(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None,
+                      samples: int = 8) -> float:
+    """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs,
+    for ``W = weights`` and ``W' = other``."""
     samples = _checks.positive_int("samples", samples)
     weights, other = check_weights(arch, weights), check_weights(arch, other)
     X = random_inputs(arch, samples, as_generator(rng))
@@ -150,9 +153,11 @@ def function_distance(arch: Architecture, weights: Weights, other: Weights, *, r
     return float(np.abs(f - g).max() / max(np.abs(f).max(), np.finfo(float).tiny))
 
 
-def is_same_function(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None, samples: int = 8,
+def is_same_function(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None,
+                     samples: int = 8,
                      rtol: float = 1e-10) -> bool:
-    """Whether two weight tuples give the same function on random inputs (up to ``rtol``)."""
+    """Whether ``weights`` and ``other`` give the same function: :func:`function_distance` on
+    ``samples`` random inputs below ``rtol``."""
     rtol = _checks.fraction("rtol", rtol)
     return function_distance(arch, weights, other, rng=rng, samples=samples) < rtol
 
@@ -163,8 +168,8 @@ class SymmetryTangents(NamedTuple):
     attention: np.ndarray
     """``E`` in ``gl_{a_i}``, each layer in turn: ``(dQ_i, dK_i) = (E Q_i, -E^T K_i)``."""
     width: np.ndarray
-    """``E`` in ``gl_{d_i}`` (``i < l``): ``dV_i = E V_i``, ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``.
-    """
+    """``E`` in ``gl_{d_i}`` (``i < l``): ``dV_i = E V_i``,
+    ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``."""
     scaling: np.ndarray
     """The scalings (lightning): ``(dQ_i, dV_i) = (Q_i, -V_i)``,
     ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``."""
@@ -205,7 +210,8 @@ def symmetry_tangent_groups(arch: Architecture, weights: Weights, *,
     return SymmetryTangents(*(red(np.concatenate([empty, *rows])) for rows in groups.values()))
 
 
-def symmetry_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
+def symmetry_tangents(arch: Architecture, weights: Weights, *,
+                      modulus: int | None = None) -> np.ndarray:
     """Tangent vectors at ``W`` of the symmetry orbit, one per row, in parameter coordinates.
 
     Generators: ``E`` in ``gl_{a_i}`` gives ``(dQ_i, dK_i) = (E Q_i, -E^T K_i)``; ``E`` in
@@ -238,7 +244,8 @@ def sees_parallel_tokens(arch: Architecture) -> tuple[bool, ...]:
     return tuple(flags)
 
 
-def degenerate_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
+def degenerate_tangents(arch: Architecture, weights: Weights, *,
+                        modulus: int | None = None) -> np.ndarray:
     """Fiber directions beyond the symmetries, where a layer sees only ``sym(A_i)`` [derived].
 
     For a layer whose tokens are all parallel (:func:`sees_parallel_tokens`) and ``a_i >= d_{i-1}``,
@@ -248,7 +255,7 @@ def degenerate_tangents(arch: Architecture, weights: Weights, *, modulus: int | 
     weights = check_weights(arch, weights, modulus=modulus)
     rows = [np.zeros((0, arch.parameter_count))]
     place = parameter_placer(arch.layer_shapes, rows)
-    for i, ((Q, K, V), parallel) in enumerate(zip(weights, sees_parallel_tokens(arch))):
+    for i, ((Q, K, _), parallel) in enumerate(zip(weights, sees_parallel_tokens(arch))):
         a, d = Q.shape
         if not parallel or a < d or d < 2:
             continue
@@ -262,7 +269,8 @@ def degenerate_tangents(arch: Architecture, weights: Weights, *, modulus: int | 
     return reducer(modulus)(np.concatenate(rows))
 
 
-def width_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
+def width_tangents(arch: Architecture, weights: Weights, *,
+                   modulus: int | None = None) -> np.ndarray:
     """Fiber directions from width that nothing uses, one per row, in parameters [derived].
 
     Two kinds, both exact fiber directions for every input:
@@ -276,8 +284,8 @@ def width_tangents(arch: Architecture, weights: Weights, *, modulus: int | None 
 
     Some of them are also symmetry directions (``GL_{d_i}``); stacked with
     :func:`symmetry_tangents` they give the upper bound of
-    :func:`~lsa_helpers.function_space.dimension`. They exist only where a hidden layer is wider than
-    what reaches it (``d_i > min(d_0, ..., d_i)``) or than what is read from it: the width that
+    :func:`~lsa_helpers.function_space.dimension`. They exist only where a hidden layer is wider
+    than what reaches it (``d_i > min(d_0, ..., d_i)``) or than what is read from it: the width that
     the effective widths of :func:`~lsa_helpers.formulas.formula_dimension` leave out. Valid for
     lightning and softmax alike (both read a layer's input through ``Q Y``, ``K Y`` and ``V Y``).
 
@@ -322,7 +330,7 @@ def width_tangents(arch: Architecture, weights: Weights, *, modulus: int | None 
             unreached = kernel(reach.T, modulus)       # r with r^T P_{i-1} = 0
             for factor, w in enumerate(layer):
                 if len(unreached):
-                    values = np.zeros((w.shape[0], len(unreached)) + w.shape)
+                    values = np.zeros((w.shape[0], len(unreached), *w.shape))
                     for row in range(w.shape[0]):
                         values[row, :, row, :] = unreached
                     place(w.shape[0] * len(unreached), {(i, factor): values})
@@ -339,7 +347,8 @@ def width_tangents(arch: Architecture, weights: Weights, *, modulus: int | None 
     return reduce(np.concatenate(rows))
 
 
-def fiber_tangents(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
+def fiber_tangents(arch: Architecture, weights: Weights, *,
+                   modulus: int | None = None) -> np.ndarray:
     """Every known fiber direction at ``weights``: symmetries, antisymmetric and width directions.
 
     The rows of :func:`symmetry_tangents`, :func:`degenerate_tangents` and

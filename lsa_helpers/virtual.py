@@ -22,7 +22,8 @@ class VirtualWeights(NamedTuple):
 
 
 def virtual_weights(weights: Weights) -> VirtualWeights:
-    """``M_i = L_{i-1}^T K_i^T Q_i L_{i-1}`` and ``L = L_l``, with ``L_i = V_i ... V_1``, ``L_0 = I``.
+    """``M_i = L_{i-1}^T K_i^T Q_i L_{i-1}`` and ``L = L_l``, with ``L_i = V_i ... V_1``,
+    ``L_0 = I``.
 
     Derived from the paper's virtual weights; :func:`value_free_forward` of the result is the
     original network.
@@ -44,7 +45,8 @@ def value_free_forward(virtual: VirtualWeights, X: ArrayLike) -> np.ndarray:
     return virtual.L @ Y
 
 
-def virtual_jacobian(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> np.ndarray:
+def virtual_jacobian(arch: Architecture, weights: Weights, *,
+                     modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``W -> (M_1, ..., M_l, L)``, shape ``(l d_0^2 + d_l d_0, parameters)`` [derived].
 
     Forward mode with all parameter directions at once, from ``L_0 = I``, ``L_i = V_i L_{i-1}``,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple, TypeAlias, TypeVar
+from typing import NamedTuple, TypeAlias, TypeVar
 
 import numpy as np
 
@@ -22,6 +22,9 @@ __all__ = [
 
 
 G = TypeVar("G", bound=NamedTuple)
+
+Blocks: TypeAlias = dict[tuple[int, int], np.ndarray]
+"""Values of a tangent vector by ``(group, factor)``: a layer (or head) and one of its factors."""
 
 
 class Layer(NamedTuple):
@@ -54,13 +57,14 @@ def as_generator(rng: Seed) -> np.random.Generator:
     """Normalise ``rng`` (a Generator, an int seed or None) to a ``numpy.random.Generator``."""
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or _checks.is_integer(rng) and rng >= 0:
+    if rng is None or (_checks.is_integer(rng) and rng >= 0):
         return np.random.default_rng(rng)
     raise ValueError(
         f"rng must be a numpy Generator, a non-negative int seed or None, got rng={rng!r}")
 
 
-def draw(rng: np.random.Generator, shape: tuple[int, ...], modulus: int | None, scale: float) -> np.ndarray:
+def draw(rng: np.random.Generator, shape: tuple[int, ...], modulus: int | None,
+         scale: float) -> np.ndarray:
     """Gaussian entries of standard deviation ``scale``, or uniform residues mod ``modulus``
     (as float64): the entries of every random weight and input of the package."""
     if modulus is None:
@@ -93,7 +97,8 @@ def random_inputs(arch: Architecture, count: int, rng: Seed = None, *,
     return draw(as_generator(rng), (count, arch.widths[0], arch.tokens), modulus, 1.0)
 
 
-def check_weights(arch: Architecture, weights: Weights, *, modulus: int | None = None) -> tuple[Layer, ...]:
+def check_weights(arch: Architecture, weights: Weights, *,
+                  modulus: int | None = None) -> tuple[Layer, ...]:
     """``weights`` as a tuple of :class:`Layer`, after checking their shapes against ``arch``.
 
     With a ``modulus`` (a prime with ``max(widths + ranks) (p - 1)^2 < 2^53``, so that products
@@ -151,7 +156,7 @@ def vector_to_weights(arch: Architecture, vector: ArrayLike) -> tuple[Layer, ...
 
 
 def parameter_placer(group_shapes: Sequence[tuple[tuple[int, int], ...]],
-                     rows: list[np.ndarray]) -> Callable[[int, dict[tuple[int, int], np.ndarray]], None]:
+                     rows: list[np.ndarray]) -> Callable[[int, Blocks], None]:
     """``place(count, {(group, factor): values})`` appends ``count`` parameter vectors to ``rows``.
 
     ``group_shapes`` lists each layer's (or head's) factor shapes, in the order of
@@ -162,7 +167,7 @@ def parameter_placer(group_shapes: Sequence[tuple[tuple[int, int], ...]],
     starts = np.cumsum([0] + [sum(group) for group in sizes])
     total = starts[-1]
 
-    def place(count: int, parts: dict[tuple[int, int], np.ndarray]) -> None:
+    def place(count: int, parts: Blocks) -> None:
         out = np.zeros((count, total))
         for (i, factor), values in parts.items():
             start = starts[i] + sum(sizes[i][:factor])

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 
 from . import _checks
-from ._types import ArrayLike, Seed
+from ._types import ArrayLike
 from .architecture import Architecture
 from .formulas import formula_dimension, monomials_per_entry, span_dimension
 from .function_space import dimension
@@ -301,7 +301,8 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
         rng = as_generator(seed)
         weights = random_weights(softmax, rng)           # the same weights for both networks
         inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
-        J: dict[str, np.ndarray] = {arch.normalization: jacobian(arch, weights, inputs) for arch in (lightning, softmax)}
+        J: dict[str, np.ndarray] = {arch.normalization: jacobian(arch, weights, inputs)
+                                    for arch in (lightning, softmax)}
         found = float_rank(J["softmax"])
         formula = formula_dimension(softmax)
         difference = None if certified is None else found.rank - certified
@@ -382,7 +383,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
         bounds = dimension(arch, rng=seed) if arch.parameter_count <= certify_up_to else None
         certified = bounds.certified_dimension if bounds else None
         dim = formula.value if formula.value is not None else certified
-        facts: Facts = {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+        facts: Facts = {"widths": arch.widths, "ranks": arch.ranks,
+                        "parameters": arch.parameter_count,
                  "formula": formula.value, "status": formula.status, "symmetry orbit": orbit,
                  "lower": bounds.rank if bounds else None,
                  "upper": bounds.upper_bound if bounds else None,
@@ -568,7 +570,8 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
         expected, span = layer.expected_dimension, layer.span_dimension
         found = certify(layer) if params <= certify_up_to else None
         rank = found.rank if found else None
-        facts: Facts = {"parameters": params, "GL_a, GL_rho and scalings": sym, "mixing pairs": pairs,
+        facts: Facts = {"parameters": params, "GL_a, GL_rho and scalings": sym,
+                        "mixing pairs": pairs,
                  "span": span, "expected": expected, "exact rank": rank,
                  "certified": found.certified_dimension if found else None,
                  "prediction": prediction or None}
@@ -704,13 +707,13 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
     held-out loss over their values at step 0. Right: singular values of ``A = K^T Q`` and ``V``,
     shaded where the loss is above 90 % of its start (near the zero function) and where the
     rank-one ratio is below 0.01 after the loss has halved (near a rank-one function). Returns the
-    facts it prints.
+    facts it prints. ``scales`` and ``input_counts`` are the settings the sliders offer;
+    ``learning_rate``, ``steps`` and ``record_every`` are passed to ``descend_together``.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
     from .landscape import descend_together, first_step_below, loss_along, loss_moments
-    from .weights import Layer
 
     Q, K, V = (np.asarray(m, dtype=np.float64) for m in direction)
     if Q.ndim != 2 or K.shape != Q.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
@@ -747,17 +750,17 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
             s_A, s_V = (np.linalg.svd(np.array([f(layer) for layer in run.weights]),
                                       compute_uv=False)   # all records in one call
                         for f in (lambda layer: layer.K.T @ layer.Q, lambda layer: layer.V))
-            cache[setting] = dict(
-                run=run, train=train, held=held, ratio=ratio, s_A=s_A, s_V=s_V,
-                near_zero=train > 0.9,
-                near_rank_one=learned & (ratio < 0.01),
-                facts={"scale": setting[0], "a": setting[1], "inputs": setting[2],
-                       "left zero at step": first_step_below(run, 0.9),
-                       "closest rank-one ratio": float(ratio[learned].min()) if learned.any()
-                       else None,
-                       "final training loss": float(train[-1]),
-                       "final held-out loss": float(held[-1]),
-                       "final s(A)": tuple(round(float(x), 3) for x in s_A[-1])})
+            cache[setting] = {
+                "run": run, "train": train, "held": held, "ratio": ratio, "s_A": s_A, "s_V": s_V,
+                "near_zero": train > 0.9,
+                "near_rank_one": learned & (ratio < 0.01),
+                "facts": {"scale": setting[0], "a": setting[1], "inputs": setting[2],
+                          "left zero at step": first_step_below(run, 0.9),
+                          "closest rank-one ratio": float(ratio[learned].min())
+                          if learned.any() else None,
+                          "final training loss": float(train[-1]),
+                          "final held-out loss": float(held[-1]),
+                          "final s(A)": tuple(round(float(x), 3) for x in s_A[-1])}}
         return cache[setting]
 
     def show(scale: float, a: int, inputs: int) -> Facts:

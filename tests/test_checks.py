@@ -7,19 +7,19 @@ import pytest
 
 from lsa_helpers import (
     Architecture,
+    MultiHead,
+    _checks,
     dimension,
     function_distance,
     multihead_dimension,
-    MultiHead,
     random_inputs,
     random_weights,
     rank_one_layers,
     reproduce_softmax_conjecture,
     tangent_dimension,
     teacher_problem,
+    widgets,
 )
-from lsa_helpers import _checks
-from lsa_helpers import widgets
 from lsa_helpers.symbolic import symbolic_layer
 
 ARCH = Architecture((3, 2), (2,))

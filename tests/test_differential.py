@@ -62,8 +62,10 @@ def test_batched_rows_are_per_input(rng):
     (lambda a, w, X: jacobian(Architecture((3, 2), (2,), "softmax"), w, X, modulus=PRIME),
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
     (lambda a, w, X: jacobian(a, w, X, modulus=2**40 + 15),
-     "modulus must satisfy 9 * (modulus - 1)^2 < 2^53 for exact float64 products, got modulus=1099511627791"),
-    (lambda a, w, X: jacobian(a, w, X, modulus=1), "modulus must be a prime p with 2 <= p < 2^62, got modulus=1"),
+     "modulus must satisfy 9 * (modulus - 1)^2 < 2^53 for exact float64 products, "
+     "got modulus=1099511627791"),
+    (lambda a, w, X: jacobian(a, w, X, modulus=1),
+     "modulus must be a prime p with 2 <= p < 2^62, got modulus=1"),
     (lambda a, w, X: jacobian(a, w, X + 0.5, modulus=PRIME),
      "inputs must be integers when a modulus is given"),
     (lambda a, w, X: jacobian(a, [[x + 0.5 for x in w[0]]], X, modulus=PRIME),

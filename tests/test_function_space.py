@@ -39,7 +39,8 @@ def test_sample_limit():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"method": "fast"}, "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
+    ({"method": "fast"},
+     "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
     ({"method": "certified", "arch": Architecture((3, 3), (2,), "softmax")},
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
     ({"rng": "x"}, "rng must be a numpy Generator, a non-negative int seed or None, got rng='x'"),

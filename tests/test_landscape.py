@@ -45,7 +45,8 @@ def test_training_reaches_zero_loss_away_from_the_teacher(minimum):
     loss = squared_loss(arch, run.weights, problem.inputs, problem.targets)
     assert loss <= 1e-24 * 0.5 * np.sum(problem.targets**2)
     assert squared_loss(arch, problem.start, problem.inputs, problem.targets) > 1e6 * loss
-    moved = [np.abs(w - v).max() for a, b in zip(run.weights, problem.teacher) for w, v in zip(a, b)]
+    moved = [np.abs(w - v).max()
+             for a, b in zip(run.weights, problem.teacher) for w, v in zip(a, b)]
     assert max(moved) > 1e-2  # a zero-loss point found by the optimizer, not the teacher itself
 
 
@@ -233,7 +234,8 @@ def test_first_step_below_and_the_loss_along_a_run():
                                       learning_rate=1.0, steps=50),
      r"learning_rate=1.0 is too large: the loss of start 0 diverged at step \d+"),
     (lambda X, Y, L: first_step_below(descend_together([L], loss_moments(X, Y), learning_rate=0.1,
-                                                       steps=1)[0], 0), "fraction must be a finite number > 0"),
+                                                       steps=1)[0], 0),
+                                                       "fraction must be a finite number > 0"),
     (lambda X, Y, L: loss_along(descend_together([L], loss_moments(X, Y), learning_rate=0.1,
                                                  steps=1)[0], X[:, :2], Y),
      r"inputs and targets must have shapes \(N, 3, t\) and \(N, 2, t\) for this run"),

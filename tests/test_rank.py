@@ -47,7 +47,8 @@ def test_exact_rank_is_modular():
     assert exact_rank(np.zeros((0, 3))) == 0
 
 
-@pytest.mark.parametrize("widths, ranks", [((3, 2), (2,)), ((4, 3, 4), (2, 3)), ((3, 3, 3, 3), (2, 2, 2))])
+@pytest.mark.parametrize("widths, ranks",
+                         [((3, 2), (2,)), ((4, 3, 4), (2, 3)), ((3, 3, 3, 3), (2, 2, 2))])
 def test_float_and_exact_ranks_agree_where_the_gap_is_clear(widths, ranks, rng):
     arch = Architecture(widths, ranks)
     count = 2 * arch.parameter_count // (widths[-1] * arch.tokens) + 1
@@ -63,7 +64,8 @@ def test_float_and_exact_ranks_agree_where_the_gap_is_clear(widths, ranks, rng):
     (lambda: float_rank(np.ones(3)), "M must be a finite 2-D array of numbers, got shape (3,)"),
     (lambda: float_rank(np.array([[1.0, np.nan]])),
      "M must be a finite 2-D array of numbers, got shape (1, 2)"),
-    (lambda: exact_rank(np.array([[0.5, 1.0]])), "M must be a 2-D array of integers, got shape (1, 2)"),
+    (lambda: exact_rank(np.array([[0.5, 1.0]])),
+     "M must be a 2-D array of integers, got shape (1, 2)"),
 ])
 def test_errors(call, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):

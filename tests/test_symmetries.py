@@ -53,7 +53,8 @@ def test_unconstrained_scaling_changes_the_function(rng):
     with pytest.raises(ValueError, match=re.escape(
             "alphas and betas must satisfy prod_i (alpha_i beta_i)^(3^(l-i)) = 1")):
         scale_layers(weights, [2.0, 1.0, 1.0], [1.0, 1.0, 1.0])
-    scaled = [Layer(2 * Q, K, V) if i == 0 else Layer(Q, K, V) for i, (Q, K, V) in enumerate(weights)]
+    scaled = [Layer(2 * Q, K, V) if i == 0 else Layer(Q, K, V)
+              for i, (Q, K, V) in enumerate(weights)]
     assert function_distance(DEEP, weights, scaled, rng=rng) > 0.5
 
 
@@ -105,10 +106,12 @@ def test_tangents_lie_in_the_kernel_exactly_mod_p(rng):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda w: act_attention(w, 4, np.eye(2)), "layer_index must be an integer from 1 to 3, got layer_index=4"),
+    (lambda w: act_attention(w, 4, np.eye(2)),
+     "layer_index must be an integer from 1 to 3, got layer_index=4"),
     (lambda w: act_attention(w, 1, np.eye(3)), "G must be a 2x2 matrix, got shape (3, 3)"),
     (lambda w: act_attention(w, 1, np.ones((2, 2))), "G must be invertible, got a singular matrix"),
-    (lambda w: act_width(w, 3, np.eye(2)), "layer_index must be an integer from 1 to 2, got layer_index=3"),
+    (lambda w: act_width(w, 3, np.eye(2)),
+     "layer_index must be an integer from 1 to 2, got layer_index=3"),
     (lambda w: scale_layers(w, [1, 1], [1, 1]), "alphas and betas must be 3 non-zero numbers each"),
 ])
 def test_errors(call, message):
@@ -117,7 +120,8 @@ def test_errors(call, message):
 
 
 @pytest.mark.parametrize("widths, ranks, tokens, count", [
-    ((3, 3), (3,), 1, 3), ((3, 3, 3), (1, 3), 3, 3), ((3, 3, 3), (3, 4), 1, 6), ((3, 3, 3), (2, 2), 3, 0),
+    ((3, 3), (3,), 1, 3), ((3, 3, 3), (1, 3), 3, 3), ((3, 3, 3), (3, 4), 1, 6),
+    ((3, 3, 3), (2, 2), 3, 0),
     ((3, 3, 3), (2, 3), 1, 3)])
 def test_degenerate_tangents_lie_in_the_kernel(widths, ranks, tokens, count, rng):
     arch = Architecture(widths, ranks, tokens=tokens)
@@ -128,7 +132,8 @@ def test_degenerate_tangents_lie_in_the_kernel(widths, ranks, tokens, count, rng
     assert not np.mod(J.astype(object) @ T.T.astype(object), PRIME).any()
     floating = random_weights(arch, rng)
     Jf = jacobian(arch, floating, random_inputs(arch, 10, rng))
-    assert np.abs(Jf @ degenerate_tangents(arch, floating).T).max(initial=0) < 1e-9 * np.abs(Jf).max()
+    product = Jf @ degenerate_tangents(arch, floating).T
+    assert np.abs(product).max(initial=0) < 1e-9 * np.abs(Jf).max()
 
 
 def test_parallel_tokens():
