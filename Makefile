@@ -8,7 +8,20 @@ LAB_FLAGS := --ServerApp.open_browser=$(OPEN_BROWSER) $(if $(filter 0,$(shell id
 
 .PHONY: lab test notebooks slides benchmark clean
 
+# The Python versions requirements.txt is locked for, from its first line: "3.10 3.13"
+LOCKED := $(shell sed -n '1s/.*Python \([0-9.]*\)-\([0-9.]*\).*/\1 \2/p' requirements.txt)
+define CHECK_VERSION
+import sys
+low, high = sys.argv[1:]
+found = sys.version_info[:2]
+if not tuple(map(int, low.split("."))) <= found <= tuple(map(int, high.split("."))):
+    sys.exit("make: Python %d.%d is not supported by requirements.txt (%s–%s); "
+             "set PYTHON=python%s" % (*found, low, high, high))
+endef
+
+$(INSTALLED): export CHECK_VERSION_PY = $(CHECK_VERSION)
 $(INSTALLED): requirements.txt pyproject.toml
+	@$(PYTHON) -c "$$CHECK_VERSION_PY" $(LOCKED)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -e . --no-deps

@@ -30,8 +30,9 @@ forward
     and ~0.2 s of work, the ratio quadratic / linear and max|linear - quadratic| / max|quadratic|.
 
 Run from the repository root: ``make benchmark`` (which runs ``.venv/bin/python benchmarks/run.py``)
-or ``python benchmarks/run.py [--only softmax|certified|research|beyond|forward] [--json PATH]``. Times use
-``time.perf_counter``; they are only meaningful on a quiet machine, so the load average is printed.
+or ``python benchmarks/run.py [--only softmax|certified|research|beyond|forward] [--json PATH]``.
+Times use ``time.perf_counter``; they are only meaningful on a quiet machine, so the load average
+is printed.
 The certified section's traced runs are the slow part of a full run: tracemalloc slows the
 conversions to FLINT several fold, as it traces each of the millions of Python ints built to fill
 FLINT's matrices.
@@ -84,7 +85,8 @@ LADDER = [  # certified section; parameters in the comments
 CALL_OUT = Architecture((36, 36), (10,))
 INSIDE = [("lsa_helpers.function_space", "jacobian"), ("lsa_helpers.rank", "mod_matmul"),
           ("lsa_helpers.function_space", "mod_matmul"),  # both bindings add to one "mod_matmul"
-          ("lsa_helpers.function_space", "_sketch"), ("lsa_helpers.function_space", "_sketched_rank"),
+          ("lsa_helpers.function_space", "_sketch"),
+          ("lsa_helpers.function_space", "_sketched_rank"),
           ("lsa_helpers.rank", "nmod_matrix")]
 RESEARCH = [Architecture((32,) * 4, (8, 8, 8)), Architecture((48,) * 3, (12, 12))]  # 4608, 6912
 TOKENS = (8, 32, 128, 512, 2048, 8192)
@@ -159,8 +161,11 @@ def tracemalloc_peak(fn):
 def bench_softmax():
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     command = [sys.executable, "-m", "lsa_helpers", "reproduce", "softmax-conjecture"]
-    run_cli = lambda: subprocess.run(command, env={**os.environ, "PYTHONPATH": path},
-                                     cwd=ROOT, check=True, capture_output=True)
+
+    def run_cli():
+        subprocess.run(command, env={**os.environ, "PYTHONPATH": path}, cwd=ROOT, check=True,
+                       capture_output=True)
+
     cli, _ = measure(run_cli, 3)
     inproc, rows = measure(lsa_helpers.reproduce_softmax_conjecture, 3)
     right = sum(row.trials_right for row in rows)

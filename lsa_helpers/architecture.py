@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
-from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
+from typing import Literal, get_args
+
+from . import _checks
 
 __all__ = ["NORMALIZATIONS", "Architecture"]
 
-NORMALIZATIONS = ("lightning", "softmax")
-
-
-def _sizes(name: str, values) -> tuple[int, ...]:
-    """Validate a sequence of positive integers and return it as a tuple of ints."""
-    try:
-        if isinstance(values, (str, AbstractSet, Mapping)):  # no order, or not numbers
-            raise TypeError
-        items = tuple(values)
-    except TypeError:
-        raise ValueError(f"{name} must be a sequence of positive integers, got {name}={values!r}")
-    if not items or not all(
-        isinstance(v, numbers.Integral) and not isinstance(v, bool) and v > 0 for v in items
-    ):
-        raise ValueError(f"{name} must be positive integers, got {name}={items!r}")
-    return tuple(int(v) for v in items)
+Normalization = Literal["lightning", "softmax"]
+NORMALIZATIONS: tuple[Normalization, ...] = get_args(Normalization)
+"""The attention normalizations: none (lightning, a polynomial) or the column softmax."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,13 +35,13 @@ class Architecture:
 
     widths: tuple[int, ...]
     ranks: tuple[int, ...]
-    normalization: str = "lightning"
+    normalization: Normalization = "lightning"
     tokens: int = 3
     skip: bool = False
 
-    def __post_init__(self):
-        widths = _sizes("widths", self.widths)
-        ranks = _sizes("ranks", self.ranks)
+    def __post_init__(self) -> None:
+        widths = _checks.sizes("widths", self.widths)
+        ranks = _checks.sizes("ranks", self.ranks)
         if len(widths) < 2:
             raise ValueError(f"widths must list at least d_0 and d_1, got widths={widths!r}")
         if len(ranks) != len(widths) - 1:
@@ -62,20 +49,15 @@ class Architecture:
                 f"ranks must have one entry per layer (len(widths) - 1 = {len(widths) - 1}), "
                 f"got ranks={ranks!r}"
             )
-        if self.normalization not in NORMALIZATIONS:
-            raise ValueError(
-                f"normalization must be one of {NORMALIZATIONS}, got {self.normalization!r}"
-            )
-        tokens = self.tokens
-        if not isinstance(tokens, numbers.Integral) or isinstance(tokens, bool) or tokens < 1:
-            raise ValueError(f"tokens must be an integer >= 1, got tokens={tokens!r}")
-        if not isinstance(self.skip, bool):
-            raise ValueError(f"skip must be True or False, got skip={self.skip!r}")
-        if self.skip and len(set(widths)) > 1:
+        _checks.choice("normalization", self.normalization, NORMALIZATIONS)
+        tokens = _checks.positive_int("tokens", self.tokens)
+        skip = _checks.bool_flag("skip", self.skip)
+        if skip and len(set(widths)) > 1:
             raise ValueError(f"skip=True needs equal widths (Y + phi(Y)), got widths={widths!r}")
         object.__setattr__(self, "widths", widths)
         object.__setattr__(self, "ranks", ranks)
-        object.__setattr__(self, "tokens", int(tokens))
+        object.__setattr__(self, "tokens", tokens)
+        object.__setattr__(self, "skip", skip)
 
     @property
     def layers(self) -> int:

@@ -14,7 +14,7 @@ import threading
 import numpy as np
 
 from .architecture import Architecture
-from .data import build_data
+from ._build import build_data
 from .function_space import MAX_MEMORY, METHODS, check_memory, dimension, memory_estimate
 from .experiments import reproduce_softmax_conjecture
 from .rank import EXACT_FLOAT, PRIME
@@ -41,10 +41,17 @@ LARGE = 0.5e9
 """Bytes from which the command line announces a request's memory before running it."""
 
 
-def _seed(text: str) -> int:
-    if not re.fullmatch("[0-9]+", text):
-        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {text!r}")
-    return int(text)
+def _integer(name: str, minimum: int):
+    """A parser of decimal integers of at least ``minimum`` (0 or 1) for option ``name``."""
+    def parse(text: str) -> int:
+        if not re.fullmatch("[0-9]+", text) or int(text) < minimum:
+            what = "a positive" if minimum else "a non-negative"
+            raise argparse.ArgumentTypeError(f"{name} must be {what} integer, got {text!r}")
+        return int(text)
+    return parse
+
+
+_seed = _integer("--seed", 0)
 
 
 def _gigabytes(text: str) -> float:
@@ -83,10 +90,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("experiment", choices=["softmax-conjecture"])
     rep.add_argument("--seed", type=_seed, default=0)
     rep.add_argument("--json", action="store_true")
-    data = commands.add_parser("data", help="rebuild the precomputed tables of data/")
+    data = commands.add_parser("data", help="rebuild the precomputed tables")
     data.add_argument("action", choices=["build"])
     data.add_argument("--seed", type=_seed, default=0)
-    data.add_argument("--folder", default=None, help="where to write (default: data/)")
+    data.add_argument("--folder", default=None,
+                      help="where to write (default: the package's data folder, or $LSA_DATA_DIR)")
+    for command in (rep, data):
+        command.add_argument("--workers", type=_integer("--workers", 1), default=None,
+                             help="processes (default: the CPUs this process may use)")
     return parser
 
 
@@ -124,17 +135,17 @@ def _dimension(args) -> str:
         "upper_bound": result.upper_bound, "certified_dimension": result.certified_dimension,
         "samples": result.samples, "stopped": result.stopped, "seed": args.seed,
     }
-    if result.float_rank is not None:
-        record["singular_value_gap"] = _rounded(result.float_rank.gap)
-        record["float_rank_is_clear"] = result.float_rank.is_clear
-        record["float_rank_doubt"] = result.float_rank.reason
+    if result.float_reading is not None:
+        record["singular_value_gap"] = _rounded(result.float_reading.gap)
+        record["float_rank_is_clear"] = result.float_reading.is_clear
+        record["float_rank_doubt"] = result.float_reading.reason
     if args.json:
         return json.dumps(record)
     return "\n".join(f"{key:>20}: {value}" for key, value in record.items())
 
 
 def _reproduce(args) -> str:
-    rows = reproduce_softmax_conjecture(rng=args.seed)
+    rows = reproduce_softmax_conjecture(rng=args.seed, workers=args.workers)
     records = [{"width": r.width, "parameters": r.parameters,
                 "expected_dimension": r.expected_dimension, "rank": r.rank,
                 "singular_value_gap": _rounded(r.gap), "trials": len(r.trial_ranks),
@@ -149,7 +160,7 @@ def _reproduce(args) -> str:
 
 def _data(args) -> str:
     try:
-        summary = build_data(args.folder, seed=args.seed)
+        summary = build_data(args.folder, seed=args.seed, workers=args.workers)
     except OSError as error:
         raise ValueError(f"cannot write the tables: {error}") from None
     lines = [f"{name}.csv: {rows} rows" for name, rows in summary["rows"].items()]

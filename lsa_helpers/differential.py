@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TypeAlias
 
 import numpy as np
 
+from . import _checks
+from ._checks import EXACT_FLOAT
+from ._types import ArrayLike
 from .architecture import Architecture
 from .network import column_softmax
-from .rank import check_prime, exact_integers
-from .weights import Layer, check_weights
+from .rank import Reducer, reducer
+from .weights import Layer, Weights, check_weights
 
-__all__ = ["check_modulus", "jacobian"]
+__all__ = ["jacobian"]
 
-_EXACT_LIMIT = 2**53  # float64 holds every integer below this exactly
+
+Tangent: TypeAlias = tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]
+"""Directions ``(dQ, dK, dV)`` of one layer, each with a leading direction axis, None where zero."""
 
 
 def check_modulus(arch: Architecture, modulus: int) -> int:
@@ -25,10 +30,10 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     if not arch.is_lightning:
         raise ValueError(
             "exact arithmetic needs normalization='lightning' (softmax is not polynomial)")
-    modulus = check_prime(modulus)
+    modulus = _checks.prime("modulus", modulus)
     inner = max(arch.widths + arch.ranks) * arch.tokens
-    if inner * (modulus - 1) ** 2 >= _EXACT_LIMIT:
-        most = (_EXACT_LIMIT - 1) // ((modulus - 1) ** 2 * max(arch.widths + arch.ranks))
+    if inner * (modulus - 1) ** 2 >= EXACT_FLOAT:
+        most = (EXACT_FLOAT - 1) // ((modulus - 1) ** 2 * max(arch.widths + arch.ranks))
         raise ValueError(
             f"exact products mod {modulus} need max(widths + ranks) * tokens * (p - 1)^2 < 2^53: "
             f"at most {most} tokens, got tokens={arch.tokens}" if most >= 1 else
@@ -37,7 +42,7 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     return int(modulus)
 
 
-def _seeds(shapes) -> tuple[tuple, tuple]:
+def _seeds(shapes: tuple[tuple[int, int], ...]) -> tuple[Tangent, Tangent]:
     """One-hot directions of a layer's own parameters, in two groups that touch different terms.
 
     The ``2ad`` directions of ``(Q, K)`` move only ``A Y``; the ``d'd`` directions of ``V`` move
@@ -49,7 +54,8 @@ def _seeds(shapes) -> tuple[tuple, tuple]:
     return (attention[:, 0], attention[:, 1], None), (None, None, value)
 
 
-def _layer_jvp(layer: Layer, Y, dlayer, dY, normalization: str, red: Callable):
+def _layer_jvp(layer: Layer, Y: np.ndarray, dlayer: Tangent | None, dY: np.ndarray | None,
+               normalization: str, red: Reducer) -> tuple[np.ndarray, np.ndarray | None]:
     """Value and tangent of one layer: ``F = V Y N(Y^T A Y)`` and ``dF`` for a batch of directions.
 
     ``dlayer = (dQ, dK, dV)``, each with a leading direction axis or None, ``dY`` of shape
@@ -61,22 +67,21 @@ def _layer_jvp(layer: Layer, Y, dlayer, dY, normalization: str, red: Callable):
     """
     Q, K, V = layer
     dQ, dK, dV = (None if w is None else w[:, None] for w in (dlayer or (None,) * 3))
-    has_dY = dY is not None
     Yt = np.swapaxes(Y, -1, -2)
     QY = red(Q @ Y)
     AY = red(K.T @ QY)
     dAY = _total(red, dK is not None and _T(dK) @ QY, dQ is not None and K.T @ red(dQ @ Y),
-                 has_dY and red(K.T @ Q) @ dY)
+                 dY is not None and red(K.T @ Q) @ dY)
     if normalization == "lightning" and Y.shape[-1] > Y.shape[-2]:
         C = red(Y @ Yt)
         B = red(V @ C)
-        dC = red(dY @ Yt) if has_dY else None
-        dB = _total(red, dV is not None and dV @ C, has_dY and V @ red(dC + _T(dC)))
+        dC = None if dY is None else red(dY @ Yt)
+        dB = _total(red, dV is not None and dV @ C, dC is not None and V @ red(dC + _T(dC)))
         return red(B @ AY), _total(red, dB is not None and dB @ AY, dAY is not None and B @ dAY)
     Z = red(Yt @ AY)
-    dZ = _total(red, dAY is not None and Yt @ dAY, has_dY and _T(dY) @ AY)
+    dZ = _total(red, dAY is not None and Yt @ dAY, dY is not None and _T(dY) @ AY)
     VY = red(V @ Y)
-    dVY = _total(red, dV is not None and dV @ Y, has_dY and V @ dY)
+    dVY = _total(red, dV is not None and dV @ Y, dY is not None and V @ dY)
     if normalization == "softmax":
         S = column_softmax(Z)
         dS = None if dZ is None else S * (dZ - (S * dZ).sum(axis=-2, keepdims=True))
@@ -85,11 +90,11 @@ def _layer_jvp(layer: Layer, Y, dlayer, dY, normalization: str, red: Callable):
     return red(VY @ S), _total(red, dVY is not None and dVY @ S, dS is not None and VY @ dS)
 
 
-def _T(x):
+def _T(x: np.ndarray) -> np.ndarray:
     return np.swapaxes(x, -1, -2)
 
 
-def _total(red: Callable, *terms):
+def _total(red: Reducer, *terms: np.ndarray | bool | None) -> np.ndarray | None:
     """Sum of the terms that are arrays (others are ``False`` or ``None``), reduced; or None."""
     arrays = [red(t) for t in terms if isinstance(t, np.ndarray)]
     if not arrays:
@@ -100,7 +105,8 @@ def _total(red: Callable, *terms):
     return red(total)
 
 
-def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None) -> np.ndarray:
+def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
+             modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``W -> (phi_W(X_1), ..., phi_W(X_N))``, shape ``(N d_l t, parameters)``.
 
     Built by forward mode with all parameter directions of a layer at once; the later layers are
@@ -121,16 +127,14 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     """
     p = None if modulus is None else check_modulus(arch, modulus)
     weights = check_weights(arch, weights, modulus=p)
-    inputs = np.asarray(inputs if p is None else np.mod(exact_integers(inputs, "inputs"), p),
-                        dtype=np.float64)
+    if p is not None:
+        inputs = np.mod(_checks.integer_array("inputs", inputs), p)
+    inputs = np.asarray(inputs, dtype=np.float64)
     expected = (arch.widths[0], arch.tokens)
     if inputs.ndim != 3 or inputs.shape[1:] != expected:
         raise ValueError(
             f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
-    red = _identity
-    if p is not None:
-        red = lambda x: _residues(x, p)
-        inputs = red(inputs)
+    red = reducer(p)
     values = [inputs]
     for layer in weights[:-1]:
         F = _layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0]
@@ -152,23 +156,8 @@ def jacobian(arch: Architecture, weights, inputs, *, modulus: int | None = None)
     return J.reshape(J.shape[0] * J.shape[1], J.shape[2])
 
 
-def _per_sample(tangent: np.ndarray) -> np.ndarray:
+def _per_sample(tangent: np.ndarray | None) -> np.ndarray:
     """``(P, N, d, t)`` tangents as per-sample matrices ``(N, d t, P)``."""
+    assert tangent is not None, "a direction moves the layer"
     P, N, d, t = tangent.shape
     return np.moveaxis(tangent.reshape(P, N, d * t), 0, -1)
-
-
-def _identity(x):
-    return x
-
-
-def _residues(x: np.ndarray, p: int) -> np.ndarray:
-    """``x mod p`` for float64 integers ``|x| < 2^53 - p``, exactly: ``x - p floor(x / p)``, fixed.
-
-    The quotient may be off by one where ``x / p`` rounds across an integer; one correction fixes
-    that. Many times faster than ``np.mod`` on floats.
-    """
-    r = x - p * np.floor(x * (1.0 / p))
-    r -= p * (r >= p)
-    r += p * (r < 0)
-    return r

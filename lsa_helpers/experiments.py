@@ -3,28 +3,37 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
-import os
 
+from . import _checks
 from .architecture import Architecture
 from .function_space import MAX_MEMORY, check_memory, float_rank_memory
 from .formulas import formula_dimension
 from .differential import jacobian
 from .rank import FloatRank, float_rank
 from .weights import as_generator, random_inputs, random_weights
-from .workers import parallel_map
+from .workers import parallel_map, worker_count
 
 __all__ = ["ConjectureRow", "reproduce_softmax_conjecture"]
 
 
 @dataclasses.dataclass(frozen=True)
 class ConjectureRow:
-    """One width of the experiment: the ranks of all trials and the best one with its gap."""
+    """One width of the experiment: its softmax ``architecture``, the Gaussian inputs per trial
+    (``samples``), the expected dimension, the ranks of all trials and the best one with its
+    gap."""
 
-    width: int
-    parameters: int
+    architecture: Architecture
+    samples: int
     expected_dimension: int
     trial_ranks: tuple[FloatRank, ...]
+
+    @property
+    def width(self) -> int:
+        return self.architecture.widths[0]
+
+    @property
+    def parameters(self) -> int:
+        return self.architecture.parameter_count
 
     @property
     def best(self) -> FloatRank:
@@ -57,7 +66,8 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     dimension plus ``l``, which the conjecture (generic identifiability in the virtual weights
     ``(M, L)``) gives for these equal widths [paper]: 25, 40, 57, 76, 97, 120, 145, 172 for widths 3
     to 10. Each trial draws from its own child of ``rng``, so the result does not depend on how the
-    trials are spread over the ``workers`` processes (default: one per core). A request whose trials
+    trials are spread over the ``workers`` processes (default
+    :func:`~lsa_helpers.workers.usable_cpus`). A request whose trials
     at once need more than ``max_memory`` bytes (:func:`~lsa_helpers.function_space.float_rank_memory`
     per process) is refused before anything is computed.
 
@@ -67,10 +77,10 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     >>> [(r.width, r.expected_dimension, r.rank) for r in rows]
     [(3, 25, 25)]
     """
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    for name, value in (("samples", samples), ("workers", workers)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    samples, trials, trials_at_10 = (
+        _checks.positive_int(name, value) for name, value in
+        (("samples", samples), ("trials", trials), ("trials_at_10", trials_at_10)))
+    workers = worker_count(workers)
     archs = [Architecture((w,) * (layers + 1), (rank,) * layers, "softmax", tokens) for w in widths]
     counts = [trials_at_10 if w == 10 else trials for w in widths]
     jobs = [arch for arch, count in zip(archs, counts) for _ in range(count)]
@@ -80,7 +90,7 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     seeds = as_generator(rng).spawn(len(jobs))
     ranks = iter(parallel_map(_trial, [(arch, seed, samples) for arch, seed in zip(jobs, seeds)],
                               workers))
-    return tuple(ConjectureRow(arch.widths[0], arch.parameter_count, formula_dimension(arch).value,
+    return tuple(ConjectureRow(arch, samples, formula_dimension(arch).value,
                                tuple(next(ranks) for _ in range(count)))
                  for arch, count in zip(archs, counts))
 

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from math import comb
+from typing import Literal, get_args
 
+from . import _checks
 from .architecture import Architecture
 
-__all__ = ["Formula", "formula_dimension", "monomials_per_entry", "span_dimension"]
+__all__ = ["FORMULA_STATUSES", "Formula", "formula_dimension", "monomials_per_entry",
+           "span_dimension"]
+
+FormulaStatus = Literal["paper", "conjecture", "derived", "none"]
+FORMULA_STATUSES: tuple[FormulaStatus, ...] = get_args(FormulaStatus)
+"""Where a closed-form dimension comes from (:attr:`Formula.status`)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,8 +29,11 @@ class Formula:
     """
 
     value: int | None
-    status: str
+    status: FormulaStatus
     reason: str
+
+    def __post_init__(self) -> None:
+        _checks.choice("status", self.status, FORMULA_STATUSES)
 
     def __repr__(self) -> str:
         return f"Formula({self.value}, {self.status}: {self.reason})"
@@ -33,7 +44,7 @@ def _one_layer(d: int, d_out: int, a: int) -> int:
     return r * (2 * d - r) + d * d_out - 1
 
 
-def _effective_widths(widths, ranks) -> list[int]:
+def _effective_widths(widths: Sequence[int], ranks: Sequence[int]) -> list[int]:
     """``b_i = min(d_0, ..., d_i)``, then ``b_i <- min(b_i, 2 min(a_{i+1}, b_i) + b_{i+1})``."""
     depth = len(ranks)
     b = [min(widths[: i + 1]) for i in range(depth)] + [widths[-1]]
@@ -51,7 +62,7 @@ def _general(widths: tuple[int, ...], ranks: tuple[int, ...]) -> int:
             - sum(b[i] ** 2 for i in range(1, depth)) - depth)
 
 
-def _is_bottleneck(widths, ranks) -> bool:
+def _is_bottleneck(widths: Sequence[int], ranks: Sequence[int]) -> bool:
     hidden = widths[1:-1]
     delta = hidden[0]
     return (all(h == delta for h in hidden) and delta <= widths[0] and delta <= widths[-1]
@@ -130,7 +141,7 @@ def formula_dimension(arch: Architecture) -> Formula:
         b = min(widths)
         return Formula(b * (widths[0] + widths[-1] - b), "derived",
                        "t = 1: every softmax weight is 1, the network is x -> V_l ... V_1 x")
-    status = "paper" if arch.layers == 1 else "conjecture"
+    status: FormulaStatus = "paper" if arch.layers == 1 else "conjecture"
     if _lightning(dataclasses.replace(arch, normalization="lightning")).value is None:
         return Formula(_general(widths, ranks) + arch.layers, status,
                        "general lightning formula + l (softmax tokens do not collapse)")
@@ -152,7 +163,7 @@ def _residual(arch: Architecture) -> Formula:
     value = sum(_one_layer(d, d, a) for a in arch.ranks) + depth * softmax
     # Deep softmax residual networks are outside the paper's conjecture (no skip connections):
     # "derived" from the known symmetries, checked by float ranks with a clear gap.
-    status = "paper" if depth == 1 else "derived"
+    status: FormulaStatus = "paper" if depth == 1 else "derived"
     return Formula(value, status, "residual blocks: the one-layer dimensions add up"
                    + (" (+ 1 per softmax layer)" if softmax else ""))
 

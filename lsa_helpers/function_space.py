@@ -4,29 +4,46 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable, Iterator
 from decimal import Decimal
+from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 import numpy as np
 
+from . import _checks
+from ._types import Seed
 from .architecture import Architecture
+from .differential import check_modulus, jacobian
 from .formulas import Formula, formula_dimension
 from .network import layer_forward
-from .differential import check_modulus, jacobian
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents, sees_parallel_tokens
-from .weights import as_generator, random_inputs, random_weights
+from .weights import Weights, as_generator, random_inputs, random_weights
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = [
     "MAX_MEMORY",
     "METHODS",
+    "STOP_REASONS",
     "Dimension",
-    "check_memory",
     "dimension",
-    "jacobian_bytes",
     "memory_estimate",
 ]
 
-METHODS = ("auto", "float", "exact", "certified")
+Method = Literal["auto", "float", "exact", "certified"]
+METHODS: tuple[Method, ...] = get_args(Method)
+"""How :func:`dimension` computes a rank; ``"auto"``: certified for lightning, float for softmax."""
+
+StopReason = Literal["met upper bound", "stopped growing", "sample limit", "memory limit",
+                     "exceeds upper bound"]
+STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+"""Why :func:`dimension` added no more inputs (:attr:`Dimension.stopped`)."""
+_MET, _STALLED, _SAMPLE_LIMIT, _MEMORY_LIMIT, _EXCEEDS = STOP_REASONS
+
+Growth: TypeAlias = tuple[int, int, StopReason, FloatRank | None]
+"""What :func:`grow_rank` returns: the rank, the inputs used, why it stopped, the float rank."""
 
 MAX_MEMORY = 4e9
 """Bytes: :func:`dimension` refuses a request whose first round alone needs more (half a laptop)."""
@@ -38,22 +55,23 @@ class Dimension:
 
     ``rank``: the Jacobian rank on ``samples`` inputs (float, or exact mod ``modulus``; exact ranks
     are lower bounds on the dimension). ``upper_bound``: parameters minus the rank of known fiber
-    directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``:
-    why no more inputs were added (``"met upper bound"``, ``"stopped growing"``,
-    ``"sample limit"``, ``"memory limit"``: the next round would need more than ``max_memory``,
-    or ``"exceeds upper bound"``: a float rank with a clear gap that still counted rounding
-    noise). ``float_rank``: the float rank with its gap and, where it cannot be trusted, the
-    reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
+    directions at the same point (:func:`~lsa_helpers.symmetries.fiber_tangents`). ``stopped``
+    (:data:`STOP_REASONS`): why no more inputs were added (``"met upper bound"``,
+    ``"stopped growing"``, ``"sample limit"``, ``"memory limit"``: the next round would need more
+    than ``max_memory``, or ``"exceeds upper bound"``: a float rank with a clear gap that still
+    counted rounding noise). ``float_reading``: for a float rank, the
+    :class:`~lsa_helpers.rank.FloatRank` read off the Jacobian, with its gap and, where it cannot
+    be trusted, the reasons (:attr:`~lsa_helpers.rank.FloatRank.reason`).
     """
 
     architecture: Architecture
-    method: str
+    method: Method
     rank: int
     upper_bound: int
     samples: int
-    stopped: str
+    stopped: StopReason
     formula: Formula
-    float_rank: FloatRank | None = None
+    float_reading: FloatRank | None = None
     modulus: int | None = None
 
     @property
@@ -70,14 +88,15 @@ class Dimension:
         bits = [f"rank={self.rank}", f"upper_bound={self.upper_bound}", f"method={self.method!r}",
                 f"parameters={self.parameters}", f"formula={self.formula.value}",
                 f"samples={self.samples}", f"stopped={self.stopped!r}"]
-        if self.float_rank is not None:
-            bits.append(f"gap={self.float_rank.gap:.1e}")
+        if self.float_reading is not None:
+            bits.append(f"gap={self.float_reading.gap:.1e}")
         if self.method == "certified":
             bits.append(f"certified={self.certified_dimension}")
         return f"Dimension({', '.join(bits)})"
 
 
-def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples: int | None = None,
+def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
+              max_samples: int | None = None,
               modulus: int = PRIME, max_memory: float = MAX_MEMORY,
               progress: bool = False) -> Dimension:
     """Dimension of the neuromanifold of ``arch`` from Jacobian ranks at a random point.
@@ -93,7 +112,8 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request
     whose first round needs more than ``max_memory`` bytes (:func:`memory_estimate`) is refused
     before anything is computed, and no later round starts that would need more
-    (``stopped="memory limit"``). ``progress``: a ``tqdm`` bar of the rank against the upper bound
+    (``stopped="memory limit"``), nor one beyond ``max_samples`` inputs (default ``40 N``).
+    ``progress``: a ``tqdm`` bar of the rank against the upper bound
     on standard error, shown after 2 seconds.
 
     Examples
@@ -101,9 +121,9 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     >>> dimension(Architecture((3, 3), (3,)), rng=0).certified_dimension
     17
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    _check_count("max_samples", max_samples)
+    method = _checks.choice("method", method, METHODS)
+    max_samples = _checks.optional_positive_int("max_samples", max_samples)
+    progress = _checks.bool_flag("progress", progress)
     if method == "auto":
         method = "certified" if arch.is_lightning else "float"
     exact = method != "float"
@@ -112,9 +132,9 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
     rng = as_generator(rng)
     weights = random_weights(arch, rng, modulus=p)
     upper = arch.parameter_count - _fiber_rank(arch, weights, p, rng)
-    events = set()  # floating-point exceptions while computing float Jacobians
+    events: set[str] = set()  # floating-point exceptions while computing float Jacobians
 
-    def rows(n):
+    def rows(n: int) -> np.ndarray:
         inputs = random_inputs(arch, n, rng, modulus=p)
         if exact:
             return jacobian(arch, weights, inputs, modulus=p)
@@ -122,11 +142,11 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
             J = jacobian(arch, weights, _unit_outputs(arch, weights, inputs))
         return J[np.all(np.isfinite(J), axis=1)]
 
-    def exact_bound():
+    def exact_bound() -> int:
         return dimension(arch, method="exact", rng=rng, max_samples=max_samples,
                          modulus=modulus, max_memory=max_memory).rank
 
-    def fits(inputs):
+    def fits(inputs: int) -> bool:
         return memory_estimate(arch, method, inputs=inputs) <= max_memory
 
     value, samples, stopped, found = grow_rank(rows, _first_round(arch), upper, modulus=p,
@@ -138,7 +158,7 @@ def dimension(arch: Architecture, *, method: str = "auto", rng=None, max_samples
                      found, p)
 
 
-def _unit_outputs(arch: Architecture, weights, X: np.ndarray) -> np.ndarray:
+def _unit_outputs(arch: Architecture, weights: Weights, X: np.ndarray) -> np.ndarray:
     """The inputs ``X`` rescaled so that each output has norm 1 (lightning without skips; other
     networks are not homogeneous, and get ``X`` back).
 
@@ -159,7 +179,8 @@ def _unit_outputs(arch: Architecture, weights, X: np.ndarray) -> np.ndarray:
     return unit * np.exp(-log_norm / arch.degree)
 
 
-def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set, exact_bound):
+def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set[str],
+            exact_bound: Callable[[], int]) -> FloatRank:
     """``found`` with the reasons to doubt it that its computation and the proved bounds give.
 
     A rank above ``upper`` counted rounding errors; for lightning, a rank below ``upper`` is
@@ -184,13 +205,8 @@ def _doubts(found: FloatRank, arch: Architecture, upper: int, events: set, exact
     return found
 
 
-def _check_count(name: str, value) -> None:
-    if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool)
-                              or value < 1):
-        raise ValueError(f"{name} must be a positive integer or None, got {name}={value!r}")
-
-
-def _fiber_rank(arch: Architecture, weights, p: int | None, rng) -> int:
+def _fiber_rank(arch: Architecture, weights: Weights, p: int | None,
+                rng: np.random.Generator) -> int:
     """Rank of the known fiber directions at ``weights`` (mod ``p``, or float)."""
     tangents = fiber_tangents(arch, weights, modulus=p)
     return _sketched_rank(tangents, p, rng) if p else float_rank(tangents).rank
@@ -203,21 +219,20 @@ def _first_round(arch: Architecture) -> int:
 
 def memory_estimate(arch: Architecture, method: str = "certified", *,
                     inputs: int | None = None) -> int:
-    """Bytes that :func:`dimension` adds to the memory of the process at its peak, for a run that
-    ends with ``inputs`` inputs (default: its first round, ``ceil(P / (d_l t))`` inputs).
+    """Bytes that :func:`dimension` with ``method`` adds to the memory of the process at its peak,
+    for a run that ends with ``inputs`` inputs (default: its first round, ``ceil(P / (d_l t))``).
 
     The largest of: the known fiber directions and their rank; for an exact rank, one chunk of
     at most a first round's inputs (rows are sketched as they come, so later rounds add
     nothing); for a float rank, each round, which holds the rows of all inputs so far. A chunk
     or round counts the Jacobian with the forward-mode tangents of its largest parameter group
-    (:func:`_jacobian_bytes`) and the copies its rank makes, with :data:`OVERHEAD` on top. An
-    upper bound: the peak resident memory measured on softmax, deep lightning, float and exact
-    runs that add 25 MB to 3 GB lies between a quarter of it and all of it.
+    and the copies its rank makes, with :data:`OVERHEAD` on top. An upper bound: the peak
+    resident memory measured on softmax, deep lightning, float and exact runs that add 25 MB to
+    3 GB lies between a quarter of it and all of it.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    _check_count("inputs", inputs)
-    exact = method in ("exact", "certified") or method == "auto" and arch.is_lightning
+    method = _checks.choice("method", method, METHODS)
+    inputs = _checks.optional_positive_int("inputs", inputs)
+    exact = method in ("exact", "certified") or (method == "auto" and arch.is_lightning)
     count, held, rounds = _first_round(arch), 0, []
     for new in _rounds(count, inputs or count):
         rounds.append(_chunk_bytes(arch, min(new, count)) if exact else
@@ -344,9 +359,7 @@ def jacobian_bytes(parameters: int, rows: int, *, exact: bool, computing: int | 
 def check_memory(needed: int, max_memory: float, name: str = "max_memory") -> None:
     """Refuse, in one line, a request that needs more than ``max_memory`` bytes; ``name``: the
     argument to raise (``--max-memory`` on the command line)."""
-    if not (isinstance(max_memory, (int, float, np.integer, np.floating))
-            and not isinstance(max_memory, bool) and max_memory > 0):
-        raise ValueError(f"{name} must be a positive number of bytes, got {name}={max_memory!r}")
+    max_memory = _checks.finite_positive(name, max_memory)
     if needed > max_memory:
         raise ValueError(
             f"this request may need up to {_gigabytes(needed)} GB of memory, above {name} = "
@@ -358,8 +371,9 @@ def _gigabytes(count: int) -> str:
     return f"{count / 1e9:.3g}" if count < 1e300 else f"{Decimal(count) / 10**9:.3g}"
 
 
-def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
-              max_samples: int | None = None, progress: bool = False, fits=None):
+def grow_rank(rows: Callable[[int], np.ndarray], count: int, upper: int, *, modulus: int | None,
+              rng: np.random.Generator, max_samples: int | None = None, progress: bool = False,
+              fits: Callable[[int], bool] | None = None) -> Growth:
     """Rank of the Jacobian rows of more and more inputs, and why it stopped.
 
     ``rows(n)`` gives the Jacobian rows of ``n`` new random inputs. Starts with ``count`` inputs
@@ -378,7 +392,7 @@ def grow_rank(rows, count: int, upper: int, *, modulus: int | None, rng,
         return _grow(rows, count, upper, modulus, rng, limit, bar, fits or (lambda n: True))
 
 
-def _rounds(count: int, limit: int):
+def _rounds(count: int, limit: int) -> Iterator[int]:
     """Inputs added by each round: ``count``, then half as many as so far, ``limit`` in all."""
     samples, new = 0, min(count, limit)
     while new > 0:
@@ -387,13 +401,14 @@ def _rounds(count: int, limit: int):
         new = min(-(-samples // 2), limit - samples)
 
 
-def _grow(rows, count, upper, modulus, rng, limit, bar, fits):
+def _grow(rows: Callable[[int], np.ndarray], count: int, upper: int, modulus: int | None,
+          rng: np.random.Generator, limit: int, bar: tqdm, fits: Callable[[int], bool]) -> Growth:
     """The loop of :func:`grow_rank`, reporting the rank to the ``tqdm`` ``bar``."""
     samples, value, previous, found = 0, 0, -1, None
     J = space = columns = None
     for new in _rounds(count, limit):
         if not fits(samples + new):
-            return value, samples, "memory limit", found
+            return value, samples, _MEMORY_LIMIT, found
         if modulus is None:
             block = rows(new)
             J = block if J is None else np.concatenate([J, block])  # rows of each input alone
@@ -403,20 +418,21 @@ def _grow(rows, count, upper, modulus, rng, limit, bar, fits):
         else:
             for chunk in [count] * (new // count) + [new % count] * (new % count > 0):
                 space, columns = _sketch(rows(chunk), space, columns, upper, modulus, rng)
+            assert space is not None  # new > 0 inputs make at least one chunk
             found, value, settled = None, space.rank, True
         samples += new
         bar.update(min(value, upper) - bar.n)
         bar.set_postfix(inputs=samples, refresh=False)
-        stopped = ("exceeds upper bound" if settled and value > upper else
-                   "met upper bound" if settled and value == upper else
-                   "stopped growing" if settled and value == previous else
-                   "sample limit" if samples >= limit else None)
+        stopped = (_EXCEEDS if settled and value > upper else
+                   _MET if settled and value == upper else
+                   _STALLED if settled and value == previous else None)
         if stopped:
             return value, samples, stopped, found
         previous = value
+    return value, samples, _SAMPLE_LIMIT, found
 
 
-def _sketched_rank(T: np.ndarray, p: int, rng) -> int:
+def _sketched_rank(T: np.ndarray, p: int, rng: np.random.Generator) -> int:
     """Rank mod ``p`` of the ``r x n`` matrix ``T`` from ``r + 16`` random combinations of its
     columns when that is fewer: never more than ``rk(T)`` (so ``parameters - rank`` stays an upper
     bound), and less only with probability about ``p^-16``."""
@@ -426,7 +442,8 @@ def _sketched_rank(T: np.ndarray, p: int, rng) -> int:
     return exact_rank(T.astype(np.int64), p)
 
 
-def _sketch(J: np.ndarray, space: RowSpace | None, columns, upper: int, p: int, rng):
+def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, upper: int, p: int,
+            rng: np.random.Generator) -> tuple[RowSpace, np.ndarray | None]:
     """``space`` extended by the rows of ``J`` (residues mod p), through random combinations.
 
     The rows of ``J`` add at most ``upper - rank`` new directions (``upper`` is proved), so

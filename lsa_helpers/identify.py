@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from collections.abc import Callable
 
 import numpy as np
 
+from . import _checks
+from ._types import ArrayLike, Seed
 from .network import layer_forward
+from .symmetries import FIBER_CASES, FiberCase
 from .weights import Layer, as_generator, layer_from_attention
 
 __all__ = ["Recovery", "factor_quadric", "quadric_matrices", "recover_layer"]
 
-_STORIES = {
-    "curve": "(A, V) up to (lambda A, V / lambda)",
-    "swap": "two candidates, exchanged by the rank-one swap",
-    "zero": "phi = 0, the fiber is {A = 0} u {V = 0}",
-}
+_STORIES = dict(zip(FIBER_CASES, (
+    "phi = 0, the fiber is {A = 0} u {V = 0}",
+    "two candidates, exchanged by the rank-one swap",
+    "(A, V) up to (lambda A, V / lambda)",
+)))
 
 
 @dataclasses.dataclass(frozen=True, eq=False, repr=False)
 class Recovery:
     """Weights ``(A, V)`` recovered from a black box, the case of the fiber theorem, and the fit.
 
-    ``case`` is ``"curve"`` (the function fixes ``(A, V)`` up to ``(lambda A, V / lambda)``),
+    ``case`` (one of :data:`~lsa_helpers.symmetries.FIBER_CASES`) is ``"curve"`` (the function
+    fixes ``(A, V)`` up to ``(lambda A, V / lambda)``),
     ``"swap"`` (``rk A = rk V = 1``: ``alternative`` holds the other candidate, the rank-one swap
     of ``(A, V)``) or ``"zero"`` (``phi = 0``; ``A`` and ``V`` are zero). ``ranks`` are
     ``(rk A, rk V)`` as read from the evaluations; ``residual`` is
@@ -33,7 +36,7 @@ class Recovery:
 
     A: np.ndarray
     V: np.ndarray
-    case: str
+    case: FiberCase
     ranks: tuple[int, int]
     residual: float
     alternative: tuple[np.ndarray, np.ndarray] | None = None
@@ -55,12 +58,6 @@ class Recovery:
                else f"residual={self.residual:.2e}")
         return (f"Recovery(case={self.case!r}, rank_A={self.ranks[0]}, rank_V={self.ranks[1]}, "
                 f"{fit}): {_STORIES[self.case]}")
-
-
-def _positive_int(name: str, value, minimum: int = 1) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
-    return int(value)
 
 
 def _evaluate(black_box: Callable, X: np.ndarray) -> np.ndarray:
@@ -104,12 +101,11 @@ def quadric_matrices(black_box: Callable, d: int) -> np.ndarray:
     array([[ 2. , -0.5],
            [-0.5, -1. ]])
     """
-    if not callable(black_box):
-        raise ValueError(f"black_box must be a callable X -> phi(X), got {black_box!r}")
-    d = _positive_int("d", d)
+    _checks.function("black_box", black_box, "X -> phi(X)")
+    d = _checks.positive_int("d", d)
     eye = np.eye(d)
 
-    def q(x, f):  # the values (q_{s,f}(x))_s
+    def q(x: np.ndarray, f: int) -> np.ndarray:  # the values (q_{s,f}(x))_s
         return _evaluate(black_box, np.column_stack([x, eye[f]]))[:, 1] - base[f]
 
     base = [_evaluate(black_box, np.column_stack([np.zeros(d), eye[f]]))[:, 1] for f in range(d)]
@@ -124,7 +120,7 @@ def quadric_matrices(black_box: Callable, d: int) -> np.ndarray:
     return M
 
 
-def factor_quadric(M, *, rtol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
+def factor_quadric(M: ArrayLike, *, rtol: float = 1e-9) -> tuple[np.ndarray, np.ndarray]:
     """Split the quadric ``x^T M x`` into two linear forms: ``x^T M x = (p . x)(m . x)``.
 
     A real quadric is such a product exactly when ``M`` has at most one positive eigenvalue
@@ -206,7 +202,8 @@ def _rank_one(M: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nd
     return (np.outer(p, q), np.outer(v, m)), (np.outer(m, q), np.outer(v, p))
 
 
-def recover_layer(black_box: Callable, d: int, *, rng=None, tokens: int = 3, samples: int = 4,
+def recover_layer(black_box: Callable, d: int, *, rng: Seed = None, tokens: int = 3,
+                  samples: int = 4,
                   rtol: float = 1e-9) -> Recovery:
     """Recover ``(A, V)`` of a lightning layer ``phi(X) = V X X^T A X`` from evaluations only.
 
@@ -261,24 +258,24 @@ def recover_layer(black_box: Callable, d: int, *, rng=None, tokens: int = 3, sam
     >>> np.allclose(rec.A, lam * A), np.allclose(lam * rec.V, V)
     (True, True)
     """
-    tokens = _positive_int("tokens", tokens, 2)
-    samples = _positive_int("samples", samples)
-    if not isinstance(rtol, numbers.Real) or not 0 < rtol < 1:
-        raise ValueError(f"rtol must be a number between 0 and 1, got rtol={rtol!r}")
+    tokens = _checks.integer("tokens", tokens, 2)
+    samples = _checks.positive_int("samples", samples)
+    rtol = _checks.fraction("rtol", rtol)
     rng = as_generator(rng)
     M = quadric_matrices(black_box, d)
     d_out = M.shape[0]
     ranks = (_rank(M.swapaxes(0, 1).reshape(d, -1), rtol), _rank(M.reshape(d_out, -1), rtol))
     alternative = None
+    zero, swap, curve = FIBER_CASES
     try:
         if ranks[0] == 0:
-            case, A, V = "zero", np.zeros((d, d)), np.zeros((d_out, d))
+            case, A, V = zero, np.zeros((d, d)), np.zeros((d_out, d))
         elif ranks == (1, 1):
-            case, (A, V), alternative = "swap", *_rank_one(M)
+            case, (A, V), alternative = swap, *_rank_one(M)
         elif ranks[0] >= 2:
-            case, (A, V) = "curve", _common_factor(M)
+            case, (A, V) = curve, _common_factor(M)
         else:
-            case, (At, Vt) = "curve", _common_factor(M.swapaxes(0, 1))
+            case, (At, Vt) = curve, _common_factor(M.swapaxes(0, 1))
             A, V = Vt.T, At.T
     except ValueError as error:
         raise ValueError(f"black_box is not a lightning self-attention layer: {error}") from None

@@ -19,6 +19,7 @@ from itertools import combinations_with_replacement
 import numpy as np
 import sympy
 
+from ._types import ArrayLike
 from .symbolic import symbolic_layer
 from .weights import Layer
 
@@ -34,11 +35,11 @@ COORDINATE_NAMES = ("c00_0", "c00_1", "c01_0", "c01_1", "c11_0", "c11_1")
 """The span coordinates of ``(d, d') = (2, 1)``: ``c{i}{p}_{q}``."""
 
 
-def _pairs(d: int):
+def _pairs(d: int) -> list[tuple[int, int]]:
     return list(combinations_with_replacement(range(d), 2))
 
 
-def span_coordinates(layer) -> np.ndarray:
+def span_coordinates(layer: Layer) -> np.ndarray:
     """The coordinates ``c[o, (i, p), q]`` of one layer's function, flattened ``(o, (i, p), q)``.
 
     ``c = V_oi A_pq + V_op A_iq`` (``i < p``), ``V_oi A_iq`` (``i = p``), with ``A = K^T Q``.
@@ -59,7 +60,7 @@ def span_coordinates(layer) -> np.ndarray:
     return c.reshape(-1)
 
 
-def symbolic_span_coordinates(d: int, d_out: int, a: int) -> list:
+def symbolic_span_coordinates(d: int, d_out: int, a: int) -> list[sympy.Expr]:
     """The same coordinates read off the expanded polynomial of :func:`symbolic_layer` (``t = 2``).
 
     The coefficient of ``x_{i1} x_{p1} x_{q0}`` in output ``(o, 0)``, as a polynomial in the
@@ -77,7 +78,7 @@ def symbolic_span_coordinates(d: int, d_out: int, a: int) -> list:
     return out
 
 
-def quartic_invariant():
+def quartic_invariant() -> tuple[sympy.Expr, tuple[sympy.Symbol, ...]]:
     """The equation of the ``(2, 1, 2)`` neuromanifold in its span, by a sympy resultant.
 
     ``Res_s(c_11,0 s^2 - c_01,0 s + c_00,0, c_11,1 s^2 - c_01,1 s + c_00,1)``: returns
@@ -89,7 +90,7 @@ def quartic_invariant():
     return sympy.expand(sympy.resultant(f0, f1, s)), c
 
 
-def quartic_value(coordinates):
+def quartic_value(coordinates: ArrayLike) -> np.ndarray:
     """The quartic at ``coordinates`` (last axis: :data:`COORDINATE_NAMES`), in closed form.
 
     For quadrics ``a_q s^2 + b_q s + c_q`` the resultant is

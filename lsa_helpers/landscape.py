@@ -1,11 +1,14 @@
 """The loss landscape at a global minimum: the Hessian of the squared loss and its flat directions.
 
-A network trained to **zero loss** on data from a teacher sits at a global minimum of
+A network trained to **zero loss** on data from a teacher sits at a global minimum of the loss,
+the mean squared error over the ``N`` training pairs (the one loss of the package, also of
+:func:`~lsa_helpers.singularities.loss_and_gradient`):
 
-    loss(W) = 1/2 sum_n || phi_W(X_n) - Y_n ||^2 .
+    loss(W) = 1/(2N) sum_n || phi_W(X_n) - Y_n ||^2 .
 
-Its Hessian is ``H = J^T J + sum_k r_k grad^2 r_k``, with ``J`` the Jacobian of the outputs on the
-training inputs and ``r`` the residuals; at zero loss ``r = 0`` and ``H = J^T J``. So the flat
+Its Hessian is ``H = (J^T J + sum_k r_k grad^2 r_k) / N``, with ``J`` the Jacobian of the outputs
+on the training inputs and ``r`` the residuals; at zero loss ``r = 0`` and ``H = J^T J / N``. So the
+flat
 directions (the null space of ``H``) number ``parameters - rank J``; at a generic zero-loss point
 with enough inputs ``rank J = dim M`` and they are the tangent directions of the fiber, at special
 points (a teacher on the boundary) more [derived].
@@ -17,16 +20,20 @@ the measurements of its stops (:func:`first_step_below`, :func:`loss_along`).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
+from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
-from .network import forward
 from .differential import jacobian
+from .network import forward
 from .singularities import Trajectory
 from .weights import (
     Layer,
+    Weights,
     as_generator,
     check_weights,
     random_inputs,
@@ -66,7 +73,7 @@ class TeacherProblem(NamedTuple):
 @dataclasses.dataclass(frozen=True)
 class TrainingRun:
     """The end of a training run: ``weights``, the loss after each step, and whether it reached
-    relative loss ``loss / (1/2 sum ||Y_n||^2) <= rtol`` (``converged``)."""
+    relative loss ``loss / (1/(2N) sum ||Y_n||^2) <= rtol`` (``converged``)."""
 
     weights: tuple[Layer, ...]
     losses: tuple[float, ...]
@@ -84,10 +91,11 @@ class TrainingRun:
 
 @dataclasses.dataclass(frozen=True)
 class FlatDirections:
-    """The zero block of ``H = J^T J``: ``flat = parameters - rank`` zero eigenvalues.
+    """The zero block of ``H = J^T J / N``: ``flat = parameters - rank`` zero eigenvalues.
 
-    ``eigenvalues`` are those of ``H`` in decreasing order (squared singular values of ``J``,
-    padded with zeros), ``basis`` an orthonormal basis of the null space (``flat x parameters``),
+    ``eigenvalues`` are those of ``H`` in decreasing order (squared singular values of ``J``
+    over ``N``, padded with zeros), ``basis`` an orthonormal basis of the null space
+    (``flat x parameters``),
     ``gap`` the smallest kept over the largest dropped eigenvalue (infinite when nothing is
     dropped or the dropped ones are exactly zero).
     """
@@ -115,24 +123,27 @@ class FlatDirections:
                 f"flat={self.flat}, gap={self.gap:.1e})")
 
 
-def _check_data(arch: Architecture, inputs, targets=None):
-    inputs = np.asarray(inputs, dtype=np.float64)
+def _check_inputs(arch: Architecture, inputs: ArrayLike) -> np.ndarray:
+    X = np.asarray(inputs, dtype=np.float64)
     expected = (arch.widths[0], arch.tokens)
-    if inputs.ndim != 3 or inputs.shape[1:] != expected or inputs.shape[0] < 1:
+    if X.ndim != 3 or X.shape[1:] != expected or X.shape[0] < 1:
         raise ValueError(
             f"inputs must have shape (N, {expected[0]}, {expected[1]}) with N >= 1, "
-            f"got {inputs.shape}")
-    if targets is None:
-        return inputs, None
-    targets = np.asarray(targets, dtype=np.float64)
-    wanted = (inputs.shape[0], arch.widths[-1], arch.tokens)
-    if targets.shape != wanted:
+            f"got {X.shape}")
+    return X
+
+
+def _check_data(arch: Architecture, inputs: ArrayLike,
+                targets: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    X, Y = _check_inputs(arch, inputs), np.asarray(targets, dtype=np.float64)
+    wanted = (X.shape[0], arch.widths[-1], arch.tokens)
+    if Y.shape != wanted:
         raise ValueError(f"targets must have shape {wanted} (one output per input), "
-                         f"got {targets.shape}")
-    return inputs, targets
+                         f"got {Y.shape}")
+    return X, Y
 
 
-def teacher_problem(arch: Architecture, count: int, rng=None, *,
+def teacher_problem(arch: Architecture, count: int, rng: Seed = None, *,
                     perturbation: float = 0.3) -> TeacherProblem:
     """Random teacher weights, ``count`` inputs with their teacher outputs, and a start nearby.
 
@@ -153,8 +164,7 @@ def teacher_problem(arch: Architecture, count: int, rng=None, *,
     >>> problem.inputs.shape, problem.targets.shape
     ((8, 3, 3), (8, 3, 3))
     """
-    if not isinstance(perturbation, (int, float)) or perturbation < 0:
-        raise ValueError(f"perturbation must be a number >= 0, got perturbation={perturbation!r}")
+    perturbation = _checks.finite_nonnegative("perturbation", perturbation)
     rng = as_generator(rng)
     teacher = random_weights(arch, rng)
     X = random_inputs(arch, count, rng)
@@ -170,8 +180,9 @@ def _residuals(arch: Architecture, vector: np.ndarray, X: np.ndarray, Y: np.ndar
     return (forward(weights, X, normalization=arch.normalization, skip=arch.skip) - Y).ravel()
 
 
-def squared_loss(arch: Architecture, weights, inputs, targets) -> float:
-    """``1/2 sum_n || phi_W(X_n) - Y_n ||_F^2`` over the training pairs.
+def squared_loss(arch: Architecture, weights: Weights, inputs: ArrayLike,
+                 targets: ArrayLike) -> float:
+    """``1/(2N) sum_n || phi_W(X_n) - Y_n ||_F^2`` over the ``N`` training pairs.
 
     Examples
     --------
@@ -181,18 +192,24 @@ def squared_loss(arch: Architecture, weights, inputs, targets) -> float:
     """
     X, Y = _check_data(arch, inputs, targets)
     r = _residuals(arch, weights_to_vector(check_weights(arch, weights)), X, Y)
-    return float(0.5 * r @ r)
+    return _mean_loss(r, len(X))
 
 
-def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_steps: int = 300,
+def _mean_loss(r: np.ndarray, count: int) -> float:
+    """``1/(2N) ||r||^2`` for the residuals ``r`` of ``N = count`` training pairs."""
+    return 0.5 * float(r @ r) / count
+
+
+def train_to_zero_loss(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike,
+                       *, max_steps: int = 300,
                        rtol: float = 1e-24) -> TrainingRun:
     """Minimize the squared loss from ``weights`` by Levenberg-Marquardt.
 
     Each step solves ``min_s ||J s + r||^2 + lam ||s||^2`` (a damped Gauss-Newton step) by least
     squares; a step that lowers the loss is taken and ``lam`` divided by 3, otherwise ``lam`` grows
     (doubling its factor each time). It stops when the relative loss
-    ``loss / (1/2 sum ||Y_n||^2)`` is at most ``rtol`` (``converged=True``: a zero-loss point up to
-    rounding), after ``max_steps`` steps, or when ``lam`` overflows (a stalled run).
+    ``loss / (1/(2N) sum ||Y_n||^2)`` is at most ``rtol`` (``converged=True``: a zero-loss point up
+    to rounding), after ``max_steps`` steps, or when ``lam`` overflows (a stalled run).
 
     Raises
     ------
@@ -208,15 +225,13 @@ def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_step
     >>> run.converged, squared_loss(arch, run.weights, problem.inputs, problem.targets) < 1e-20
     (True, True)
     """
-    if not isinstance(max_steps, (int, np.integer)) or isinstance(max_steps, bool) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive integer, got max_steps={max_steps!r}")
-    if not isinstance(rtol, (int, float)) or not rtol > 0:
-        raise ValueError(f"rtol must be a positive number, got rtol={rtol!r}")
+    max_steps = _checks.positive_int("max_steps", max_steps)
+    rtol = _checks.finite_positive("rtol", rtol)
     X, Y = _check_data(arch, inputs, targets)
     w = weights_to_vector(check_weights(arch, weights))
-    scale = max(0.5 * float(np.sum(Y**2)), np.finfo(np.float64).tiny)
+    scale = max(_mean_loss(Y.ravel(), len(X)), float(np.finfo(np.float64).tiny))
     r = _residuals(arch, w, X, Y)
-    loss = 0.5 * float(r @ r)
+    loss = _mean_loss(r, len(X))
     losses = [loss]
     J = jacobian(arch, vector_to_weights(arch, w), X)
     lam, factor = 1e-3 * float(np.linalg.norm(J, 2)) ** 2 + 1e-300, 2.0
@@ -225,7 +240,7 @@ def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_step
         A = np.vstack([J, np.sqrt(lam) * np.eye(w.size)])
         step = np.linalg.lstsq(A, np.concatenate([-r, zeros]), rcond=None)[0]
         r_new = _residuals(arch, w + step, X, Y)
-        loss_new = 0.5 * float(r_new @ r_new)
+        loss_new = _mean_loss(r_new, len(X))
         if loss_new < loss:
             w, r, loss = w + step, r_new, loss_new
             lam, factor = lam / 3, 2.0
@@ -236,63 +251,64 @@ def train_to_zero_loss(arch: Architecture, weights, inputs, targets, *, max_step
     return TrainingRun(vector_to_weights(arch, w), tuple(losses), bool(loss <= rtol * scale))
 
 
-def hessian_at_minimum(arch: Architecture, weights, inputs) -> np.ndarray:
-    """``J^T J``, the Gauss-Newton matrix: the Hessian of the squared loss at a zero-loss point.
+def hessian_at_minimum(arch: Architecture, weights: Weights, inputs: ArrayLike) -> np.ndarray:
+    """``J^T J / N``, the Gauss-Newton matrix: the Hessian of the squared loss at a zero-loss point.
 
-    ``H = J^T J + sum_k r_k grad^2 r_k``; the second term vanishes with the residuals ``r``
-    [derived]. ``J`` is :func:`~lsa_helpers.differential.jacobian` on the training inputs.
+    ``H = (J^T J + sum_k r_k grad^2 r_k) / N``; the second term vanishes with the residuals ``r``
+    [derived]. ``J`` is :func:`~lsa_helpers.differential.jacobian` on the ``N`` training inputs.
     """
-    X, _ = _check_data(arch, inputs)
+    X = _check_inputs(arch, inputs)
     J = jacobian(arch, weights, X)
-    return J.T @ J
+    return J.T @ J / len(X)
 
 
-def loss_hessian(arch: Architecture, weights, inputs, targets, *, step: float = 1e-6) -> np.ndarray:
+def loss_hessian(arch: Architecture, weights: Weights, inputs: ArrayLike, targets: ArrayLike, *,
+                 step: float = 1e-6) -> np.ndarray:
     """The full Hessian of the squared loss, by central differences of its exact gradient.
 
-    The gradient is ``J^T r``; column ``q`` of the Hessian is
+    The gradient is ``J^T r / N``; column ``q`` of the Hessian is
     ``(g(W + h e_q) - g(W - h e_q)) / 2h`` with ``h = step * max(1, ||W||_inf)``, and the result is
     symmetrized. Its error is of order ``h^2`` plus rounding ``eps ||g|| / h``: use it to check
-    ``H = J^T J`` at a minimum, not to count small eigenvalues.
+    ``H = J^T J / N`` at a minimum, not to count small eigenvalues.
 
     Raises
     ------
     ValueError
         If ``step`` is not positive or the shapes do not match ``arch``.
     """
-    if not isinstance(step, (int, float)) or not step > 0:
-        raise ValueError(f"step must be a positive number, got step={step!r}")
+    step = _checks.finite_positive("step", step)
     X, Y = _check_data(arch, inputs, targets)
     w = weights_to_vector(check_weights(arch, weights))
     h = step * max(1.0, float(np.abs(w).max()))
 
-    def gradient(v):
-        return jacobian(arch, vector_to_weights(arch, v), X).T @ _residuals(arch, v, X, Y)
+    def gradient(v: np.ndarray) -> np.ndarray:
+        return jacobian(arch, vector_to_weights(arch, v), X).T @ _residuals(arch, v, X, Y) / len(X)
 
     columns = [(gradient(w + h * e) - gradient(w - h * e)) / (2 * h) for e in np.eye(w.size)]
     H = np.array(columns).T
     return (H + H.T) / 2
 
 
-def hessian_spectrum(arch: Architecture, weights, inputs) -> np.ndarray:
-    """The eigenvalues of ``J^T J`` in decreasing order, as squared singular values of ``J``.
+def hessian_spectrum(arch: Architecture, weights: Weights, inputs: ArrayLike) -> np.ndarray:
+    """The eigenvalues of ``H = J^T J / N`` in decreasing order, as squared singular values of
+    ``J`` over ``N``.
 
     Squaring the singular values keeps the small eigenvalues accurate (an eigensolver on
     ``J^T J`` would blur everything below ``eps * lambda_max``). Padded with zeros to the number
     of parameters when ``J`` has fewer rows.
     """
-    X, _ = _check_data(arch, inputs)
+    X = _check_inputs(arch, inputs)
     s = np.linalg.svd(jacobian(arch, weights, X), compute_uv=False)
     eigenvalues = np.zeros(arch.parameter_count)
-    eigenvalues[: s.size] = s**2
+    eigenvalues[: s.size] = s**2 / len(X)
     return eigenvalues
 
 
-def flat_directions(arch: Architecture, weights, inputs) -> FlatDirections:
-    """The null space of the Hessian ``J^T J`` at a zero-loss point: its size and a basis.
+def flat_directions(arch: Architecture, weights: Weights, inputs: ArrayLike) -> FlatDirections:
+    """The null space of the Hessian ``J^T J / N`` at a zero-loss point: its size and a basis.
 
     A singular value ``s_i`` of ``J`` counts as zero when ``s_i <= max(J.shape) * eps * s_1``
-    (the rule of ``numpy.linalg.matrix_rank``); the eigenvalues of ``H`` are ``s_i^2``. So
+    (the rule of ``numpy.linalg.matrix_rank``); the eigenvalues of ``H`` are ``s_i^2 / N``. So
     ``flat = parameters - rank J``. With enough inputs ``rank J = dim M`` at a generic point,
     and the flat directions are the tangent space of the fiber; where the bottleneck formula
     applies that is the symmetry count ``sum_i a_i^2 + sum_{i<l} d_i^2 + l``, elsewhere more
@@ -312,14 +328,15 @@ def flat_directions(arch: Architecture, weights, inputs) -> FlatDirections:
     >>> flat_directions(arch, problem.teacher, problem.inputs).flat
     14
     """
-    X, _ = _check_data(arch, inputs)
+    X = _check_inputs(arch, inputs)
     J = jacobian(arch, weights, X)
     _, s, Vt = np.linalg.svd(J, full_matrices=True)
     tolerance = max(J.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
     rank = int(np.count_nonzero(s > tolerance))
     eigenvalues = np.zeros(arch.parameter_count)
-    eigenvalues[: s.size] = s**2
-    return FlatDirections(arch.parameter_count, rank, eigenvalues, Vt[rank:], float(tolerance**2))
+    eigenvalues[: s.size] = s**2 / len(X)
+    return FlatDirections(arch.parameter_count, rank, eigenvalues, Vt[rank:],
+                          float(tolerance**2 / len(X)))
 
 
 # --- Gradient descent of one layer, many runs at once ---------------------------------------------
@@ -333,7 +350,7 @@ class LossMoments(NamedTuple):
     constant: float
 
 
-def _one_layer_data(inputs, targets) -> tuple[np.ndarray, np.ndarray]:
+def _one_layer_data(inputs: ArrayLike, targets: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     X = np.asarray(inputs, dtype=np.float64)
     Y = np.asarray(targets, dtype=np.float64)
     if X.ndim != 3 or X.shape[0] < 1:
@@ -344,7 +361,7 @@ def _one_layer_data(inputs, targets) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
-def loss_moments(inputs, targets) -> LossMoments:
+def loss_moments(inputs: ArrayLike, targets: ArrayLike) -> LossMoments:
     """The moments ``(G, h, c)`` of a training set for one layer ``phi(X) = V X X^T A X``.
 
     With ``F_nj[p, q, r] = (X_n X_n^T)_pq (X_n)_rj``, so that
@@ -374,7 +391,7 @@ def loss_moments(inputs, targets) -> LossMoments:
                        float(np.sum(Y**2)) / N)
 
 
-def _stacked_starts(starts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _stacked_starts(starts: Sequence[Layer]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     try:
         Q, K, V = (np.array([np.asarray(layer[i], dtype=np.float64) for layer in starts])
                    for i in range(3))
@@ -386,7 +403,8 @@ def _stacked_starts(starts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return Q, K, V
 
 
-def _stacked_moments(moments, count: int, d: int, d_out: int):
+def _stacked_moments(moments: LossMoments | Sequence[LossMoments], count: int, d: int,
+                     d_out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if isinstance(moments, LossMoments):
         moments = [moments]
     moments = list(moments)
@@ -401,7 +419,8 @@ def _stacked_moments(moments, count: int, d: int, d_out: int):
     return G, h, np.array([m.constant for m in moments])
 
 
-def descend_together(starts, moments, *, learning_rate: float, steps: int,
+def descend_together(starts: Sequence[Layer], moments: LossMoments | Sequence[LossMoments], *,
+                     learning_rate: float, steps: int,
                      record_every: int = 1) -> tuple[Trajectory, ...]:
     """:func:`~lsa_helpers.singularities.gradient_descent` of many one-layer students at once.
 
@@ -439,12 +458,9 @@ def descend_together(starts, moments, *, learning_rate: float, steps: int,
     count, _, d = Q.shape
     d_out = V.shape[1]
     G, h, c = _stacked_moments(moments, count, d, d_out)
-    if not isinstance(learning_rate, (int, float)) or not 0 < learning_rate < np.inf:
-        raise ValueError(f"learning_rate must be a positive number, "
-                         f"got learning_rate={learning_rate!r}")
-    for name, value in (("steps", steps), ("record_every", record_every)):
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    learning_rate = _checks.finite_positive("learning_rate", learning_rate)
+    steps = _checks.positive_int("steps", steps)
+    record_every = _checks.positive_int("record_every", record_every)
     records = []
     for step in range(steps + 1):
         with np.errstate(over="ignore", invalid="ignore"):  # divergence is reported below
@@ -490,13 +506,12 @@ def first_step_below(run: Trajectory, fraction: float) -> int | None:
     >>> [first_step_below(run, 0.9) for run in runs]
     [30, 80, None]
     """
-    if not isinstance(fraction, (int, float)) or isinstance(fraction, bool) or not fraction > 0:
-        raise ValueError(f"fraction must be a positive number, got fraction={fraction!r}")
+    fraction = _checks.finite_positive("fraction", fraction)
     below = np.flatnonzero(np.asarray(run.losses) < fraction * run.losses[0])
     return int(run.steps[below[0]]) if below.size else None
 
 
-def loss_along(run: Trajectory, inputs, targets) -> np.ndarray:
+def loss_along(run: Trajectory, inputs: ArrayLike, targets: ArrayLike) -> np.ndarray:
     """The loss ``(1/2N) sum_n ||phi_W(X_n) - Y_n||^2`` at every record of a one-layer run.
 
     On any inputs, e.g. held-out ones; computed from the forward map, not from moments.

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from math import ceil
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias
 
 import numpy as np
 
-from .architecture import Architecture, _sizes
-from .function_space import MAX_MEMORY, check_memory, grow_rank, jacobian_bytes
+from . import _checks
+from ._types import ArrayLike, Seed
+from .architecture import Architecture
+from .differential import check_modulus, jacobian
 from .formulas import span_dimension
+from .function_space import MAX_MEMORY, StopReason, check_memory, grow_rank, jacobian_bytes
 from .network import layer_forward
-from .differential import _residues, check_modulus, jacobian
-from .rank import PRIME, check_prime, exact_rank
-from .symmetries import _inverse, _kernel, _placer
-from .weights import Layer, _draw, as_generator, checked_shapes
+from .rank import PRIME, exact_rank, inverse, kernel, reducer
+from .weights import Blocks, Layer, as_generator, checked_shapes, draw, parameter_placer
 
 __all__ = [
     "Head",
@@ -51,15 +53,16 @@ class MultiHead:
     value_ranks: tuple[int, ...]
     tokens: int = 3
 
-    def __post_init__(self):
-        (d,), (d_out,) = _sizes("d", (self.d,)), _sizes("d_out", (self.d_out,))
-        ranks, value_ranks = _sizes("ranks", self.ranks), _sizes("value_ranks", self.value_ranks)
+    def __post_init__(self) -> None:
+        d, d_out = _checks.positive_int("d", self.d), _checks.positive_int("d_out", self.d_out)
+        ranks = _checks.sizes("ranks", self.ranks)
+        value_ranks = _checks.sizes("value_ranks", self.value_ranks)
         if len(value_ranks) != len(ranks):
             raise ValueError(f"value_ranks must have one entry per head ({len(ranks)}), "
                              f"got value_ranks={value_ranks!r}")
-        Architecture((d, d_out), (1,), tokens=self.tokens)  # validates tokens
+        tokens = _checks.positive_int("tokens", self.tokens)
         for name, value in (("d", d), ("d_out", d_out), ("ranks", ranks),
-                            ("value_ranks", value_ranks)):
+                            ("value_ranks", value_ranks), ("tokens", tokens)):
             object.__setattr__(self, name, value)
 
     @property
@@ -144,23 +147,28 @@ class Head(NamedTuple):
         return Layer(self.Q, self.K, self.U @ self.W)
 
 
-def random_heads(heads: MultiHead, rng=None, *, modulus: int | None = None) -> tuple[Head, ...]:
+Heads: TypeAlias = Sequence[Head]
+"""The weights of a multi-head layer: one :class:`Head` per head."""
+
+
+def random_heads(heads: MultiHead, rng: Seed = None, *,
+                 modulus: int | None = None) -> tuple[Head, ...]:
     """Random head weights: Gaussian with variance ``1 / (fan-in)``, or residues mod ``modulus``."""
     rng = as_generator(rng)
-    return tuple(Head(*(_draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
+    return tuple(Head(*(draw(rng, shape, modulus, shape[1] ** -0.5) for shape in shapes))
                  for shapes in heads.head_shapes)
 
 
-def _check_heads(heads: MultiHead, weights, modulus: int | None = None) -> tuple[Head, ...]:
+def _check_heads(heads: MultiHead, weights: Heads, modulus: int | None = None) -> tuple[Head, ...]:
     """The head weights with their shapes checked; with a ``modulus`` (a prime whose residues
     multiply exactly over the heads' widths and ranks), integers reduced mod ``modulus``."""
     if modulus is not None:
         widest = max(heads.d, heads.d_out, *heads.ranks, *heads.value_ranks)
-        modulus = check_prime(modulus, inner=widest)
+        modulus = _checks.prime("modulus", modulus, inner=widest)
     return checked_shapes(weights, heads.head_shapes, Head, "head", modulus=modulus)
 
 
-def _check_modulus(heads: MultiHead, modulus) -> int:
+def _check_modulus(heads: MultiHead, modulus: int) -> int:
     """``modulus``, checked as :func:`~lsa_helpers.differential.check_modulus` checks it for one
     layer whose largest width or rank is that of the heads: their products are exact mod p."""
     widest = max(heads.ranks + heads.value_ranks)
@@ -168,12 +176,12 @@ def _check_modulus(heads: MultiHead, modulus) -> int:
                          modulus)
 
 
-def multihead_forward(weights, X) -> np.ndarray:
+def multihead_forward(weights: Heads, X: ArrayLike) -> np.ndarray:
     """``sum_h U_h W_h X (X^T K_h^T Q_h X)``, each head re-associated in ``O(t)``."""
-    return sum(layer_forward(Head(*head).layer, X) for head in weights)
+    return np.sum([layer_forward(Head(*head).layer, X) for head in weights], axis=0)
 
 
-def permute_heads(weights, order) -> tuple[Head, ...]:
+def permute_heads(weights: Heads, order: Sequence[int]) -> tuple[Head, ...]:
     """The heads in the order ``order`` (a permutation): the same function."""
     weights = tuple(weights)
     if sorted(order) != list(range(len(weights))):
@@ -181,7 +189,7 @@ def permute_heads(weights, order) -> tuple[Head, ...]:
     return tuple(weights[h] for h in order)
 
 
-def multihead_jacobian(heads: MultiHead, weights, inputs, *,
+def multihead_jacobian(heads: MultiHead, weights: Heads, inputs: ArrayLike, *,
                        modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``weights -> (F(X_1), ..., F(X_N))``, columns ``(Q_h, K_h, W_h, U_h)`` per head.
 
@@ -192,7 +200,7 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
     if modulus is not None:
         modulus = _check_modulus(heads, modulus)
     weights = _check_heads(heads, weights, modulus)
-    red = (lambda x: x) if modulus is None else (lambda x: _residues(x, modulus))
+    red = reducer(modulus)
     blocks = []
     for h, head in enumerate(weights):
         J = jacobian(heads.head_architecture(h), [Layer(*head.layer[:2], red(head.U @ head.W))],
@@ -205,7 +213,8 @@ def multihead_jacobian(heads: MultiHead, weights, inputs, *,
     return np.concatenate(blocks, axis=1)
 
 
-def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = None) -> np.ndarray:
+def head_symmetry_tangents(heads: MultiHead, weights: Heads, *,
+                           modulus: int | None = None) -> np.ndarray:
     """Known fiber directions at ``weights``, one per row, in parameter coordinates.
 
     Per head: the tangent space of the fiber of ``(Q_h, K_h) -> K_h^T Q_h`` (the ``GL_{a_h}``
@@ -215,8 +224,8 @@ def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = N
     :attr:`MultiHead.mixing_pairs` [derived].
     """
     weights = _check_heads(heads, weights, modulus)
-    rows = []
-    place = _placer(heads.head_shapes, rows)
+    rows: list[np.ndarray] = []
+    place = parameter_placer(heads.head_shapes, rows)
     for h, (Q, K, W, U) in enumerate(weights):
         dKt, dQ = _product_fiber(K.T, Q, modulus)
         place(len(dQ), {(h, 0): dQ, (h, 1): np.swapaxes(dKt, 1, 2)})
@@ -225,45 +234,51 @@ def head_symmetry_tangents(heads: MultiHead, weights, *, modulus: int | None = N
         place(1, {(h, 0): Q, (h, 2): -W})
     for g, h in heads.mixing_pairs:
         place(1, _mixing(weights[g], weights[h], g, h, modulus))
-    tangents = np.concatenate(rows)
-    return tangents if modulus is None else np.mod(tangents, modulus)
+    return reducer(modulus)(np.concatenate(rows))
 
 
-def _product_fiber(L: np.ndarray, R: np.ndarray, modulus: int | None):
+def _product_fiber(L: np.ndarray, R: np.ndarray,
+                   modulus: int | None) -> tuple[np.ndarray, np.ndarray]:
     """A basis ``(dL, dR)`` of ``{dL R + L dR = 0}``: the tangent space of the fiber of ``L R``."""
     (m, k), n = L.shape, R.shape[1]
     M = np.concatenate([np.einsum("xi,ry->xyir", np.eye(m), R).reshape(m * n, m * k),
                         np.einsum("xr,yj->xyrj", L, np.eye(n)).reshape(m * n, k * n)], axis=1)
-    basis = _kernel(M if modulus is None else np.mod(M, modulus), modulus)
+    basis = kernel(reducer(modulus)(M), modulus)
     return basis[:, :m * k].reshape(-1, m, k), basis[:, m * k:].reshape(-1, k, n)
 
 
-def _mixing(head_g: Head, head_h: Head, g: int, h: int, modulus: int | None) -> dict:
+def _mixing(head_g: Head, head_h: Head, g: int, h: int,
+            modulus: int | None) -> Blocks:
     """The direction ``(dA_g, dV_h) = (A_h, -V_g)`` in parameters (see ``mixing_pairs``).
 
     ``dQ_g = K_g (K_g^T K_g)^{-1} A_h``; ``-V_g = dU_h W_h`` with
     ``dU_h = -V_g (W_h^T W_h)^{-1} W_h^T`` when ``rho_h >= d``, else ``-V_g = U_h dW_h`` with
     ``dW_h = -U_h^T (U_h U_h^T)^{-1} V_g``. Empty where an inverse does not exist.
     """
-    def mul(*factors):  # a product, reduced mod p after every step (exact in float64)
+    red = reducer(modulus)
+
+    def mul(*factors: np.ndarray) -> np.ndarray:
+        """A product, reduced mod p after every step (exact in float64)."""
         out = factors[0]
         for factor in factors[1:]:
-            out = out @ factor if modulus is None else np.mod(out @ factor, modulus)
+            out = red(out @ factor)
         return out
 
     Q, K, W, U = head_h
     Kg, Vg = head_g.K, mul(head_g.U, head_g.W)
-    inverse = _inverse(mul(Kg.T, Kg), modulus)
-    if inverse is None:
+    gram = inverse(mul(Kg.T, Kg), modulus)
+    if gram is None:
         return {}
-    parts = {(g, 0): mul(Kg, inverse, mul(K.T, Q))}
-    if W.shape[0] >= W.shape[1]:
-        inverse = _inverse(mul(W.T, W), modulus)
-        parts[(h, 3)] = None if inverse is None else -mul(Vg, inverse, W.T)
+    parts = {(g, 0): mul(Kg, gram, mul(K.T, Q))}
+    wide = W.shape[0] >= W.shape[1]  # rho_h >= d: solve for dU_h, else for dW_h
+    gram = inverse(mul(W.T, W) if wide else mul(U, U.T), modulus)
+    if gram is None:
+        return {}
+    if wide:
+        parts[(h, 3)] = -mul(Vg, gram, W.T)
     else:
-        inverse = _inverse(mul(U, U.T), modulus)
-        parts[(h, 2)] = None if inverse is None else -mul(U.T, inverse, Vg)
-    return {} if any(v is None for v in parts.values()) else parts
+        parts[(h, 2)] = -mul(U.T, gram, Vg)
+    return parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,14 +295,14 @@ class HeadsDimension:
     rank: int
     upper_bound: int
     samples: int
-    stopped: str
+    stopped: StopReason
 
     @property
     def certified_dimension(self) -> int | None:
         return self.rank if self.rank == self.upper_bound else None
 
 
-def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME,
+def multihead_dimension(heads: MultiHead, *, rng: Seed = None, modulus: int = PRIME,
                         max_memory: float = MAX_MEMORY) -> HeadsDimension:
     """Exact rank mod ``modulus`` at a random point, with adaptively many inputs, and its bounds.
 
@@ -304,8 +319,9 @@ def multihead_dimension(heads: MultiHead, *, rng=None, modulus: int = PRIME,
     weights = random_heads(heads, rng, modulus=modulus)
     tangents = head_symmetry_tangents(heads, weights, modulus=modulus)
     upper = min(heads.span_dimension, heads.parameter_count - exact_rank(tangents, modulus))
-    def rows(n):
-        inputs = _draw(rng, (n, heads.d, heads.tokens), modulus, 1.0)
+
+    def rows(n: int) -> np.ndarray:
+        inputs = draw(rng, (n, heads.d, heads.tokens), modulus, 1.0)
         return multihead_jacobian(heads, weights, inputs, modulus=modulus)
 
     rank, samples, stopped, _ = grow_rank(rows, count, upper, modulus=modulus, rng=rng)

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Literal, TypeVar, get_args
+
 import numpy as np
 
+from . import _checks
+from ._types import ArrayLike
 from .architecture import NORMALIZATIONS
-from .weights import Layer
+from .weights import Layer, Weights
 
 __all__ = ["ORDERS", "column_softmax", "forward", "layer_forward", "multiplication_counts"]
 
-ORDERS = ("linear", "quadratic")
+Order = Literal["linear", "quadratic"]
+ORDERS: tuple[Order, ...] = get_args(Order)
+"""The two orders of a lightning layer's products: re-associated (``O(t)``) or as written."""
 
 
 def column_softmax(Z: np.ndarray) -> np.ndarray:
@@ -18,12 +24,7 @@ def column_softmax(Z: np.ndarray) -> np.ndarray:
     return E / E.sum(axis=-2, keepdims=True)
 
 
-def _check_choice(name: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-
-
-def _check_input(layer: Layer, X) -> np.ndarray:
+def _check_input(layer: Layer, X: ArrayLike) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     d = layer.Q.shape[1]
     if X.ndim < 2 or X.shape[-2] != d:
@@ -31,14 +32,15 @@ def _check_input(layer: Layer, X) -> np.ndarray:
     return X
 
 
-def layer_forward(layer, X, *, normalization: str = "lightning",
+def layer_forward(layer: Layer, X: ArrayLike, *, normalization: str = "lightning",
                   order: str = "linear") -> np.ndarray:
     """One layer ``phi_W(X) = V X N(X^T A X)`` with ``A = K^T Q``, batched over leading axes of X.
 
-    ``N`` is the identity (lightning) or the column softmax. Lightning with ``order="linear"`` is
-    re-associated as ``(V X X^T)(K^T (Q X))``, which costs ``t d (2a + d + d') + d' d^2``
-    multiplications, linear in ``t``; ``order="quadratic"`` forms the ``t x t`` matrix
-    ``X^T A X`` (``O(t^2 d)``), the order used for softmax, which cannot be re-associated.
+    ``N`` is the identity (``normalization="lightning"``) or the column softmax (``"softmax"``).
+    Lightning with ``order="linear"`` is re-associated as ``(V X X^T)(K^T (Q X))``, which costs
+    ``t d (2a + d + d') + d' d^2`` multiplications, linear in ``t``; ``order="quadratic"`` forms
+    the ``t x t`` matrix ``X^T A X`` (``O(t^2 d)``), the order used for softmax, which cannot be
+    re-associated.
 
     Examples
     --------
@@ -47,8 +49,8 @@ def layer_forward(layer, X, *, normalization: str = "lightning",
     >>> layer_forward(layer, np.array([[1.0, 2.0], [0.0, 1.0]]))
     array([[ 7., 14.]])
     """
-    _check_choice("normalization", normalization, NORMALIZATIONS)
-    _check_choice("order", order, ORDERS)
+    _checks.choice("normalization", normalization, NORMALIZATIONS)
+    _checks.choice("order", order, ORDERS)
     layer = Layer(*layer)
     Q, K, V = layer
     X = _check_input(layer, X)
@@ -61,10 +63,12 @@ def layer_forward(layer, X, *, normalization: str = "lightning",
     return (V @ X) @ scores
 
 
-def forward(weights, X, *, normalization: str = "lightning", skip: bool = False) -> np.ndarray:
+def forward(weights: Weights, X: ArrayLike, *, normalization: str = "lightning",
+            skip: bool = False) -> np.ndarray:
     """The deep network ``phi_{W_l} o ... o phi_{W_1}`` on ``X`` (shape ``(..., d_0, t)``).
 
-    With ``skip=True`` each layer is the residual block ``Y -> Y + phi_{W_i}(Y)``.
+    ``normalization`` as in :func:`layer_forward`. With ``skip=True`` each layer is the residual
+    block ``Y -> Y + phi_{W_i}(Y)``.
     """
     Y = np.asarray(X, dtype=np.float64)
     for layer in weights:
@@ -72,7 +76,10 @@ def forward(weights, X, *, normalization: str = "lightning", skip: bool = False)
     return Y
 
 
-def multiplication_counts(d: int, d_out: int, a: int, tokens: int) -> dict[str, int]:
+Count = TypeVar("Count", int, np.ndarray)
+
+
+def multiplication_counts(d: int, d_out: int, a: int, tokens: Count) -> dict[str, Count]:
     """Scalar multiplications of one layer on one input, in both orders.
 
     ``quadratic``: ``V X (X^T (K^T (Q X)))``, ``2adt + t^2 d + d'dt + d't^2``;

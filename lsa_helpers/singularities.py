@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from math import ceil
+from typing import Literal, get_args
 
 import numpy as np
 
+from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .differential import jacobian
 from .rank import PRIME, exact_rank
@@ -29,11 +31,12 @@ __all__ = [
     "value_map_matrix",
 ]
 
-SLICE_POSITIONS = ("inside", "boundary", "outside")
+SlicePosition = Literal["inside", "boundary", "outside"]
+SLICE_POSITIONS: tuple[SlicePosition, ...] = get_args(SlicePosition)
 """Where a point ``(alpha, beta, gamma)`` of the ``d = 2`` slice lies (:func:`slice_position`)."""
 
 
-def _vector(name: str, x) -> np.ndarray:
+def _vector(name: str, x: ArrayLike) -> np.ndarray:
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)):
         raise ValueError(f"{name} must be a non-empty finite vector, got shape {x.shape}")
@@ -42,7 +45,7 @@ def _vector(name: str, x) -> np.ndarray:
 
 # --- The boundary: the quadratic factor sym(z k^T) ---------------------------------------------
 
-def quadratic_factor(z, k) -> np.ndarray:
+def quadratic_factor(z: ArrayLike, k: ArrayLike) -> np.ndarray:
     """The symmetric matrix ``S = sym(z k^T) = (z k^T + k z^T) / 2`` of a rank-one layer [derived].
 
     A layer with ``A = k q^T`` and ``V = v z^T`` computes
@@ -66,7 +69,7 @@ def quadratic_factor(z, k) -> np.ndarray:
     return (np.outer(z, k) + np.outer(k, z)) / 2
 
 
-def slice_coordinates(S) -> np.ndarray:
+def slice_coordinates(S: ArrayLike) -> np.ndarray:
     """Coordinates ``(alpha, beta, gamma)`` of symmetric ``2 x 2`` matrices ``S`` [derived].
 
     ``S = [[alpha + beta, gamma], [gamma, alpha - beta]]``, so ``alpha = tr(S) / 2``,
@@ -100,11 +103,13 @@ def slice_matrix(alpha: float, beta: float, gamma: float) -> np.ndarray:
     array([[ 3.,  1.],
            [ 1., -1.]])
     """
-    alpha, beta, gamma = (float(x) for x in (alpha, beta, gamma))
+    alpha, beta, gamma = (_checks.finite(name, x) for name, x in
+                          (("alpha", alpha), ("beta", beta), ("gamma", gamma)))
     return np.array([[alpha + beta, gamma], [gamma, alpha - beta]])
 
 
-def slice_position(alpha: float, beta: float, gamma: float, *, rtol: float = 1e-9) -> str:
+def slice_position(alpha: float, beta: float, gamma: float, *,
+                   rtol: float = 1e-9) -> SlicePosition:
     """Whether ``S = [[alpha + beta, gamma], [gamma, alpha - beta]]`` is a ``sym(z k^T)`` [derived].
 
     ``det sym(z k^T) = -((z_1 k_2 - z_2 k_1) / 2)^2 <= 0``, and conversely every symmetric ``S``
@@ -123,24 +128,21 @@ def slice_position(alpha: float, beta: float, gamma: float, *, rtol: float = 1e-
     >>> slice_position(0.5, 1.0, 0.0), slice_position(1.0, 0.6, 0.8), slice_position(1.0, 0.0, 0.0)
     ('inside', 'boundary', 'outside')
     """
-    values = []
-    for name, x in (("alpha", alpha), ("beta", beta), ("gamma", gamma)):
-        if not isinstance(x, numbers.Real) or not np.isfinite(x):
-            raise ValueError(f"{name} must be a finite real number, got {name}={x!r}")
-        values.append(float(x))
-    if not isinstance(rtol, numbers.Real) or not 0 <= rtol < 1:
-        raise ValueError(f"rtol must be a number in [0, 1), got rtol={rtol!r}")
+    values = [_checks.finite(name, x) for name, x in
+              (("alpha", alpha), ("beta", beta), ("gamma", gamma))]
+    rtol = _checks.fraction("rtol", rtol, zero=True)
     top = max(map(abs, values)) or 1.0  # S and cS lie on the same side: work at scale 1
     alpha, beta, gamma = (x / top for x in values)
     excess = beta * beta + gamma * gamma - alpha * alpha
+    inside, boundary, outside = SLICE_POSITIONS
     if abs(excess) <= rtol * (alpha * alpha + beta * beta + gamma * gamma):
-        return "boundary"
-    return "inside" if excess > 0 else "outside"
+        return boundary
+    return inside if excess > 0 else outside
 
 
 # --- Closedness ----------------------------------------------------------------------------------
 
-def value_map_matrix(A, inputs) -> np.ndarray:
+def value_map_matrix(A: ArrayLike, inputs: ArrayLike) -> np.ndarray:
     """The ``d x (N t)`` matrix ``M_A`` of the linear map ``V -> (V X_n X_n^T A X_n)_n = V M_A``.
 
     ``M_A = [X_1 X_1^T A X_1, ..., X_N X_N^T A X_N]``, so ``V M_A`` lists the outputs
@@ -169,7 +171,8 @@ def value_map_matrix(A, inputs) -> np.ndarray:
 
 # --- Singular points: tangent dimensions -----------------------------------------------------
 
-def rank_one_layers(k, q, v, z, *, a: int) -> tuple[Layer, Layer]:
+def rank_one_layers(k: ArrayLike, q: ArrayLike, v: ArrayLike, z: ArrayLike, *,
+                    a: int) -> tuple[Layer, Layer]:
     """The rank-one point ``(A, V) = (k q^T, v z^T)`` and its swap ``(z q^T, v k^T)``, as layers.
 
     Both compute ``phi(X) = v (z^T X X^T k) q^T X`` [paper]. ``(Q, K)`` is a preimage of ``A``
@@ -189,10 +192,9 @@ def rank_one_layers(k, q, v, z, *, a: int) -> tuple[Layer, Layer]:
     d = k.size
     if q.size != d or z.size != d:
         raise ValueError(f"k, q and z must have the same length, got {k.size}, {q.size}, {z.size}")
-    if not isinstance(a, numbers.Integral) or isinstance(a, bool) or a < 1:
-        raise ValueError(f"a must be a positive integer, got a={a!r}")
+    a = _checks.positive_int("a", a)
 
-    def layer(key, value_factor):
+    def layer(key: np.ndarray, value_factor: np.ndarray) -> Layer:
         Q, K = np.zeros((a, d)), np.zeros((a, d))
         if a >= d:
             Q[:d], K[:d] = np.outer(key, q), np.eye(d)
@@ -204,12 +206,12 @@ def rank_one_layers(k, q, v, z, *, a: int) -> tuple[Layer, Layer]:
 
 
 def _one_layer(arch: Architecture) -> Architecture:
-    if not isinstance(arch, Architecture) or arch.layers != 1 or not arch.is_lightning:
+    if not (isinstance(arch, Architecture) and arch.layers == 1 and arch.is_lightning):
         raise ValueError(f"arch must be a one-layer lightning Architecture, got {arch!r}")
     return arch
 
 
-def tangent_dimension(arch: Architecture, *layers, rng=None, modulus: int = PRIME,
+def tangent_dimension(arch: Architecture, *layers: Layer, rng: Seed = None, modulus: int = PRIME,
                       max_rounds: int = 8) -> int:
     """Dimension of the span of the images of the differential of ``W -> phi_W`` at ``layers``.
 
@@ -253,17 +255,16 @@ def tangent_dimension(arch: Architecture, *layers, rng=None, modulus: int = PRIM
     (14, 20)
     """
     arch = _one_layer(arch)
+    max_rounds = _checks.positive_int("max_rounds", max_rounds)
     if not layers:
         raise ValueError("layers must hold at least one layer (a preimage of the point)")
-    layers = [check_weights(arch, [layer])[0] for layer in layers]
+    layers = tuple(check_weights(arch, [layer])[0] for layer in layers)
     if any(not np.array_equal(w, np.round(w)) for layer in layers for w in layer):
         raise ValueError("layers must have integer weights (ranks are computed exactly mod p)")
     for i, layer in enumerate(layers[1:], start=2):
-        if function_distance(arch, [layers[0]], [layer], 0) > 1e-9:
+        if function_distance(arch, [layers[0]], [layer], rng=0) > 1e-9:
             raise ValueError(f"layers must all compute the same function, layer {i} differs "
                              "from layer 1")
-    if not isinstance(max_rounds, numbers.Integral) or max_rounds < 1:
-        raise ValueError(f"max_rounds must be a positive integer, got max_rounds={max_rounds!r}")
     rng = as_generator(rng)
     step = ceil(len(layers) * arch.parameter_count / (arch.widths[1] * arch.tokens)) + 1
     inputs = random_inputs(arch, step, rng, modulus=modulus)
@@ -279,7 +280,8 @@ def tangent_dimension(arch: Architecture, *layers, rng=None, modulus: int = PRIM
     return rank
 
 
-def swap_tangent_dimension(arch: Architecture, k, q, v, z, *, rng=None,
+def swap_tangent_dimension(arch: Architecture, k: ArrayLike, q: ArrayLike, v: ArrayLike,
+                           z: ArrayLike, *, rng: Seed = None,
                            modulus: int = PRIME) -> int:
     """:func:`tangent_dimension` at both swap preimages ``(k q^T, v z^T)`` and ``(z q^T, v k^T)``.
 
@@ -305,7 +307,8 @@ def swap_tangent_dimension(arch: Architecture, k, q, v, z, *, rng=None,
 
 # --- Gradient descent -----------------------------------------------------------------------------
 
-def _training_data(layer, inputs, targets) -> tuple[Layer, np.ndarray, np.ndarray]:
+def _training_data(layer: Layer, inputs: ArrayLike,
+                   targets: ArrayLike) -> tuple[Layer, np.ndarray, np.ndarray]:
     Q, K, V = (np.asarray(w, dtype=np.float64) for w in layer)
     if Q.ndim != 2 or Q.shape != K.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
         raise ValueError(f"layer must be (Q, K, V) with Q, K of shape (a, d) and V of shape "
@@ -336,7 +339,7 @@ def _loss_and_gradient(layer: Layer, X: np.ndarray, Y: np.ndarray) -> tuple[floa
     return loss, Layer(K @ grad_A, Q @ grad_A.T, grad_V)
 
 
-def loss_and_gradient(layer, inputs, targets) -> tuple[float, Layer]:
+def loss_and_gradient(layer: Layer, inputs: ArrayLike, targets: ArrayLike) -> tuple[float, Layer]:
     """The loss ``L = (1 / 2N) sum_n ||phi_W(X_n) - Y_n||^2`` and its gradient in ``(Q, K, V)``.
 
     With residuals ``R_n = V X_n X_n^T A X_n - Y_n`` and ``A = K^T Q``::
@@ -394,7 +397,7 @@ class Trajectory:
         points [paper]; for ``d = 1`` every point, and none is singular), small near them; 1 where
         ``A`` or ``V`` vanishes.
         """
-        def ratio(s):
+        def ratio(s: np.ndarray) -> np.ndarray:
             if s.shape[1] < 2:
                 return np.zeros(len(s))
             return np.divide(s[:, 1], s[:, 0], out=np.ones(len(s)), where=s[:, 0] > 0)
@@ -407,7 +410,8 @@ class Trajectory:
                 f"loss {self.losses[0]:.2e} -> {self.losses[-1]:.2e})")
 
 
-def gradient_descent(layer, inputs, targets, *, learning_rate: float, steps: int,
+def gradient_descent(layer: Layer, inputs: ArrayLike, targets: ArrayLike, *, learning_rate: float,
+                     steps: int,
                      record_every: int = 1) -> Trajectory:
     """Plain gradient descent ``W <- W - learning_rate * grad L(W)`` on :func:`loss_and_gradient`.
 
@@ -445,12 +449,9 @@ def gradient_descent(layer, inputs, targets, *, learning_rate: float, steps: int
     ([0, 100, 200], 0.0)
     """
     layer, X, Y = _training_data(layer, inputs, targets)
-    if not isinstance(learning_rate, numbers.Real) or not 0 < learning_rate < np.inf:
-        raise ValueError(f"learning_rate must be a positive number, "
-                         f"got learning_rate={learning_rate!r}")
-    for name, value in (("steps", steps), ("record_every", record_every)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    learning_rate = _checks.finite_positive("learning_rate", learning_rate)
+    steps = _checks.positive_int("steps", steps)
+    record_every = _checks.positive_int("record_every", record_every)
     Q, K, V = (w.copy() for w in layer)
     records = []
     for step in range(steps + 1):

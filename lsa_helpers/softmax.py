@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import numbers
 from collections.abc import Callable
 from math import log
 
 import numpy as np
 
+from . import _checks
+from ._types import ArrayLike, Seed
 from .network import layer_forward
 from .weights import Layer, as_generator, layer_from_attention
 
@@ -40,17 +41,6 @@ class SoftmaxRecovery:
                 "(A, V) itself, no scaling left")
 
 
-def _integer(name: str, value, minimum: int) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
-    return int(value)
-
-
-def _check_black_box(black_box) -> None:
-    if not callable(black_box):
-        raise ValueError(f"black_box must be a callable X -> phi(X), got {black_box!r}")
-
-
 def _evaluate(black_box: Callable, X: np.ndarray) -> np.ndarray:
     """``black_box`` on a batch of inputs ``(N, d, t)``, one call per input, as ``(N, d', t)``."""
     Y = np.stack([np.asarray(black_box(x), dtype=np.float64) for x in X])
@@ -63,7 +53,7 @@ def _evaluate(black_box: Callable, X: np.ndarray) -> np.ndarray:
 
 
 def recover_values(black_box: Callable, d: int, *, tokens: int = 3, samples: int | None = None,
-                   rng=None) -> np.ndarray:
+                   rng: Seed = None) -> np.ndarray:
     """``V`` of a softmax layer from its values at constant inputs ``X = [x, ..., x]``.
 
     All keys of a constant input are equal, so every column of ``X^T A X`` is constant, the
@@ -99,17 +89,18 @@ def recover_values(black_box: Callable, d: int, *, tokens: int = 3, samples: int
     >>> np.allclose(V_rec, V)
     True
     """
-    _check_black_box(black_box)
-    d = _integer("d", d, 1)
-    tokens = _integer("tokens", tokens, 1)
-    samples = d if samples is None else _integer("samples", samples, d)
+    _checks.function("black_box", black_box, "X -> phi(X)")
+    d = _checks.positive_int("d", d)
+    tokens = _checks.positive_int("tokens", tokens)
+    samples = d if samples is None else _checks.integer("samples", samples, d)
     x = as_generator(rng).normal(size=(samples, d))
     Y = _evaluate(black_box, np.repeat(x[:, :, None], tokens, axis=2))[:, :, 0]
     return np.linalg.lstsq(x, Y, rcond=None)[0].T
 
 
-def recover_attention(black_box: Callable, V, *, tokens: int = 3, samples: int | None = None,
-                      scale: float = 0.5, rng=None) -> np.ndarray:
+def recover_attention(black_box: Callable, V: ArrayLike, *, tokens: int = 3,
+                      samples: int | None = None,
+                      scale: float = 0.5, rng: Seed = None) -> np.ndarray:
     """``A`` of a softmax layer with known ``V``, from inputs ``X = [x, y, ..., y]``.
 
     Put ``l = (y - x)^T A x`` (key ``y`` against key ``x``, both seen from the query ``x``).
@@ -159,15 +150,14 @@ def recover_attention(black_box: Callable, V, *, tokens: int = 3, samples: int |
     >>> np.allclose(A_rec, A)
     True
     """
-    _check_black_box(black_box)
+    _checks.function("black_box", black_box, "X -> phi(X)")
     V = np.asarray(V, dtype=np.float64)
     if V.ndim != 2 or V.size == 0 or not np.all(np.isfinite(V)) or not np.any(V):
         raise ValueError(f"V must be a finite, non-zero d' x d matrix, got shape {V.shape}")
     d = V.shape[1]
-    tokens = _integer("tokens", tokens, 2)
-    samples = d * d if samples is None else _integer("samples", samples, d * d)
-    if not isinstance(scale, numbers.Real) or not scale > 0:
-        raise ValueError(f"scale must be a positive number, got scale={scale!r}")
+    tokens = _checks.integer("tokens", tokens, 2)
+    samples = d * d if samples is None else _checks.integer("samples", samples, d * d)
+    scale = _checks.finite_positive("scale", scale)
     rng = as_generator(rng)
     x, y = scale * rng.normal(size=(2, samples, d))
     X = np.concatenate([x[:, :, None], np.repeat(y[:, :, None], tokens - 1, axis=2)], axis=2)
@@ -188,7 +178,7 @@ def recover_attention(black_box: Callable, V, *, tokens: int = 3, samples: int |
     return solution.reshape(d, d)
 
 
-def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng=None,
+def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng: Seed = None,
                           checks: int = 4, rtol: float = 1e-9) -> SoftmaxRecovery:
     """Recover ``(A, V)`` of a softmax layer ``phi(X) = V X S(X^T A X)`` from evaluations only.
 
@@ -196,8 +186,9 @@ def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng=N
     ``[x, y, ..., y]`` (:func:`recover_attention`). The result is ``(A, V)`` itself: the
     softmax leaves no scaling ``(lambda A, V / lambda)`` free, and the paper's theorem that one
     normalized layer is generically one-to-one in ``(A, V)`` [paper] is seen at work. The
-    argument needs only ``V != 0`` and ``t >= 2`` [derived]. The residual is measured on
-    ``checks`` random Gaussian inputs.
+    argument needs only ``V != 0`` and ``t >= 2`` [derived]. ``black_box`` maps a ``d x tokens``
+    input to the layer's output. The residual, ``max |phi(X) - phi_rec(X)| / max |phi(X)|`` on
+    ``checks`` random Gaussian inputs, is reported against ``rtol`` in the result's ``repr``.
 
     Examples
     --------
@@ -210,12 +201,11 @@ def recover_softmax_layer(black_box: Callable, d: int, *, tokens: int = 3, rng=N
     >>> np.allclose(rec.A, A), np.allclose(rec.V, V)
     (True, True)
     """
-    _check_black_box(black_box)
-    d = _integer("d", d, 1)
-    tokens = _integer("tokens", tokens, 2)
-    checks = _integer("checks", checks, 1)
-    if not isinstance(rtol, numbers.Real) or not 0 < rtol < 1:
-        raise ValueError(f"rtol must be a number between 0 and 1, got rtol={rtol!r}")
+    _checks.function("black_box", black_box, "X -> phi(X)")
+    d = _checks.positive_int("d", d)
+    tokens = _checks.integer("tokens", tokens, 2)
+    checks = _checks.positive_int("checks", checks)
+    rtol = _checks.fraction("rtol", rtol)
     rng = as_generator(rng)
     V = recover_values(black_box, d, tokens=tokens, rng=rng)
     if not np.any(np.abs(V) > 1e-12 * max(1.0, np.abs(V).max())):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import sympy
+
+from . import _checks
 
 __all__ = ["SymbolicLayer", "coefficients", "is_homogeneous", "monomial_count", "symbolic_layer"]
 
@@ -30,9 +33,8 @@ def symbolic_layer(d: int, d_out: int, a: int, tokens: int) -> SymbolicLayer:
     >>> layer.output[0, 0]
     k_0_0*q_0_0*v_0_0*x_0_0**3
     """
-    for name, value in (("d", d), ("d_out", d_out), ("a", a), ("tokens", tokens)):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    d, d_out, a, tokens = (_checks.positive_int(name, value) for name, value in
+                           (("d", d), ("d_out", d_out), ("a", a), ("tokens", tokens)))
     X = sympy.Matrix(d, tokens, lambda i, j: sympy.Symbol(f"x_{i}_{j}"))
     Q = sympy.Matrix(a, d, lambda i, j: sympy.Symbol(f"q_{i}_{j}"))
     K = sympy.Matrix(a, d, lambda i, j: sympy.Symbol(f"k_{i}_{j}"))
@@ -41,7 +43,8 @@ def symbolic_layer(d: int, d_out: int, a: int, tokens: int) -> SymbolicLayer:
     return SymbolicLayer(output, X, Q, K, V)
 
 
-def coefficients(expr, variables) -> dict:
+def coefficients(expr: sympy.Expr,
+                 variables: Sequence[sympy.Symbol]) -> dict[tuple[int, ...], sympy.Expr]:
     """``{exponent tuple: coefficient}`` of ``expr`` as a polynomial in ``variables``.
 
     Examples
@@ -53,11 +56,11 @@ def coefficients(expr, variables) -> dict:
     return dict(sympy.Poly(expr, *variables).as_dict())
 
 
-def monomial_count(expr, variables) -> int:
+def monomial_count(expr: sympy.Expr, variables: Sequence[sympy.Symbol]) -> int:
     """Number of distinct monomials of ``expr`` as a polynomial in ``variables``."""
     return len(sympy.Poly(expr, *variables).monoms())
 
 
-def is_homogeneous(expr, variables, degree: int) -> bool:
+def is_homogeneous(expr: sympy.Expr, variables: Sequence[sympy.Symbol], degree: int) -> bool:
     """Whether ``expr`` is homogeneous of total ``degree`` in ``variables``."""
     return all(sum(m) == degree for m in sympy.Poly(expr, *variables).monoms())

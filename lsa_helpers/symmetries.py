@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Literal, NamedTuple, get_args
+
 import numpy as np
 
+from . import _checks
+from ._types import ArrayLike, Seed
 from .architecture import Architecture
 from .network import forward
-from .rank import nmod_matrix
-from .weights import Layer, as_generator, check_weights, random_inputs
+from .rank import inverse, kernel, reducer
+from .weights import Layer, Weights, as_generator, check_weights, parameter_placer, random_inputs
 
 __all__ = [
+    "FIBER_CASES",
+    "SymmetryTangents",
     "act_attention",
     "act_width",
     "degenerate_tangents",
@@ -20,19 +26,26 @@ __all__ = [
     "rank_one_swap",
     "scale_layers",
     "sees_parallel_tokens",
+    "symmetry_tangent_groups",
     "symmetry_tangents",
     "width_tangents",
 ]
 
+FiberCase = Literal["zero", "swap", "curve"]
+FIBER_CASES: tuple[FiberCase, ...] = get_args(FiberCase)
+"""The cases of the one-layer fiber theorem (:func:`fiber_kind`)."""
 
-def _layer_index(weights, layer: int, *, last: int | None = None) -> int:
+
+def _layer_index(weights: Weights, layer_index: int, *, last: int | None = None) -> int:
+    """The 0-based position of layer ``layer_index`` (counted from 1, at most ``last``)."""
     last = len(weights) if last is None else last
-    if not isinstance(layer, (int, np.integer)) or not 1 <= layer <= last:
-        raise ValueError(f"layer must be an integer from 1 to {last}, got layer={layer!r}")
-    return int(layer) - 1
+    if not _checks.is_integer(layer_index) or not 1 <= layer_index <= last:
+        raise ValueError(f"layer_index must be an integer from 1 to {last}, "
+                         f"got layer_index={layer_index!r}")
+    return int(layer_index) - 1
 
 
-def _invertible(name: str, M, size: int) -> np.ndarray:
+def _invertible(name: str, M: ArrayLike, size: int) -> np.ndarray:
     M = np.asarray(M, dtype=np.float64)
     if M.shape != (size, size):
         raise ValueError(f"{name} must be a {size}x{size} matrix, got shape {M.shape}")
@@ -41,26 +54,27 @@ def _invertible(name: str, M, size: int) -> np.ndarray:
     return M
 
 
-def _replace(weights, index: int, layer: Layer) -> tuple[Layer, ...]:
+def _replace(weights: Weights, index: int, layer: Layer) -> tuple[Layer, ...]:
     return tuple(layer if i == index else w for i, w in enumerate(weights))
 
 
-def act_attention(weights, layer: int, G) -> tuple[Layer, ...]:
+def act_attention(weights: Weights, layer_index: int, G: ArrayLike) -> tuple[Layer, ...]:
     """``(Q_i, K_i) -> (G Q_i, G^{-T} K_i)``, ``G`` in ``GL_{a_i}``: ``A_i = K_i^T Q_i`` is kept.
 
-    ``layer`` counts from 1, as in the paper.
+    ``layer_index`` is ``i``, counted from 1 as in the paper.
     """
     weights = tuple(Layer(*w) for w in weights)
-    i = _layer_index(weights, layer)
+    i = _layer_index(weights, layer_index)
     Q, K, V = weights[i]
     G = _invertible("G", G, Q.shape[0])
     return _replace(weights, i, Layer(G @ Q, np.linalg.inv(G).T @ K, V))
 
 
-def act_width(weights, layer: int, P) -> tuple[Layer, ...]:
-    """``V_i -> P V_i``, ``(Q, K, V)_{i+1} -> (Q, K, V)_{i+1} P^{-1}``, ``P`` in ``GL_{d_i}``."""
+def act_width(weights: Weights, layer_index: int, P: ArrayLike) -> tuple[Layer, ...]:
+    """``V_i -> P V_i``, ``(Q, K, V)_{i+1} -> (Q, K, V)_{i+1} P^{-1}``, ``P`` in ``GL_{d_i}``,
+    with ``i = layer_index`` counted from 1."""
     weights = tuple(Layer(*w) for w in weights)
-    i = _layer_index(weights, layer, last=len(weights) - 1)
+    i = _layer_index(weights, layer_index, last=len(weights) - 1)
     P = _invertible("P", P, weights[i].V.shape[0])
     P_inv = np.linalg.inv(P)
     Q, K, V = weights[i]
@@ -68,11 +82,12 @@ def act_width(weights, layer: int, P) -> tuple[Layer, ...]:
     return _replace(weights, i + 1, Layer(*(w @ P_inv for w in weights[i + 1])))
 
 
-def scale_layers(weights, alphas, betas) -> tuple[Layer, ...]:
+def scale_layers(weights: Weights, alphas: ArrayLike, betas: ArrayLike) -> tuple[Layer, ...]:
     """``(Q_i, V_i) -> (alpha_i Q_i, beta_i V_i)``, when ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``.
 
-    Each later layer is cubic in its input, so it cubes the scale of every earlier one; the
-    constraint is checked in logarithms (relative tolerance 1e-12).
+    ``alphas`` and ``betas`` hold one factor per layer. Each later layer is cubic in its input, so
+    it cubes the scale of every earlier one; the constraint is checked in logarithms (relative
+    tolerance 1e-12).
     """
     weights = tuple(Layer(*w) for w in weights)
     depth = len(weights)
@@ -87,7 +102,7 @@ def scale_layers(weights, alphas, betas) -> tuple[Layer, ...]:
     return tuple(Layer(a * Q, K, b * V) for (Q, K, V), a, b in zip(weights, alphas, betas))
 
 
-def rank_one_swap(layer) -> Layer:
+def rank_one_swap(layer: Layer) -> Layer:
     """The swap ``(k q^T, v z^T) -> (z q^T, v k^T)`` of a layer with ``rk A = rk V = 1``.
 
     Both give ``phi(X) = v (z^T X X^T k) q^T X``. The result keeps the shapes of ``layer``
@@ -101,8 +116,9 @@ def rank_one_swap(layer) -> Layer:
     return Layer(Q_new, K_new, np.outer(v, k))
 
 
-def fiber_kind(layer, *, rtol: float = 1e-10) -> str:
-    """The case of the one-layer fiber theorem that ``layer`` falls in (assumes ``t >= 2``).
+def fiber_kind(layer: Layer, *, rtol: float = 1e-10) -> FiberCase:
+    """The case of the one-layer fiber theorem (:data:`FIBER_CASES`) that ``layer`` falls in
+    (assumes ``t >= 2``). Ranks count singular values above ``rtol`` times the largest entry.
 
     ``"zero"``: ``A = 0`` or ``V = 0``, the fiber is ``{A = 0} u {V = 0}``. ``"swap"``:
     ``rk A = rk V = 1``, two curves ``(lambda A, V / lambda)`` exchanged by the swap (one when
@@ -111,9 +127,10 @@ def fiber_kind(layer, *, rtol: float = 1e-10) -> str:
     layer = Layer(*(np.asarray(w, dtype=np.float64) for w in layer))
     ranks = [np.linalg.matrix_rank(M, tol=rtol * max(np.abs(M).max(), np.finfo(float).tiny))
              for M in (layer.attention, layer.V)]
+    zero, swap, curve = FIBER_CASES
     if 0 in ranks:
-        return "zero"
-    return "swap" if ranks == [1, 1] else "curve"
+        return zero
+    return swap if ranks == [1, 1] else curve
 
 
 def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -124,8 +141,11 @@ def _rank_one_factors(name: str, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return U[:, 0] * s[0], Vt[0]
 
 
-def function_distance(arch: Architecture, weights, other, rng=None, *, samples: int = 8) -> float:
-    """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs."""
+def function_distance(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None,
+                      samples: int = 8) -> float:
+    """``max |phi_W(X) - phi_W'(X)| / max |phi_W(X)|`` over ``samples`` random Gaussian inputs,
+    for ``W = weights`` and ``W' = other``."""
+    samples = _checks.positive_int("samples", samples)
     weights, other = check_weights(arch, weights), check_weights(arch, other)
     X = random_inputs(arch, samples, as_generator(rng))
     f = forward(weights, X, normalization=arch.normalization, skip=arch.skip)
@@ -133,13 +153,65 @@ def function_distance(arch: Architecture, weights, other, rng=None, *, samples: 
     return float(np.abs(f - g).max() / max(np.abs(f).max(), np.finfo(float).tiny))
 
 
-def is_same_function(arch: Architecture, weights, other, rng=None, *, samples: int = 8,
+def is_same_function(arch: Architecture, weights: Weights, other: Weights, *, rng: Seed = None,
+                     samples: int = 8,
                      rtol: float = 1e-10) -> bool:
-    """Whether two weight tuples give the same function on random inputs (up to ``rtol``)."""
-    return function_distance(arch, weights, other, rng, samples=samples) < rtol
+    """Whether ``weights`` and ``other`` give the same function: :func:`function_distance` on
+    ``samples`` random inputs below ``rtol``."""
+    rtol = _checks.fraction("rtol", rtol)
+    return function_distance(arch, weights, other, rng=rng, samples=samples) < rtol
 
 
-def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+class SymmetryTangents(NamedTuple):
+    """Tangent vectors of the symmetry orbit, one per row, by group (:func:`symmetry_tangents`)."""
+
+    attention: np.ndarray
+    """``E`` in ``gl_{a_i}``, each layer in turn: ``(dQ_i, dK_i) = (E Q_i, -E^T K_i)``."""
+    width: np.ndarray
+    """``E`` in ``gl_{d_i}`` (``i < l``): ``dV_i = E V_i``,
+    ``d(Q, K, V)_{i+1} = -(Q, K, V)_{i+1} E``."""
+    scaling: np.ndarray
+    """The scalings (lightning): ``(dQ_i, dV_i) = (Q_i, -V_i)``,
+    ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``."""
+
+
+def symmetry_tangent_groups(arch: Architecture, weights: Weights, *,
+                            modulus: int | None = None) -> SymmetryTangents:
+    """The rows of :func:`symmetry_tangents`, by group: ``GL_{a_i}``, ``GL_{d_i}``, scalings.
+
+    Examples
+    --------
+    >>> from lsa_helpers import random_weights
+    >>> arch = Architecture((3, 3, 3), (2, 2))
+    >>> [len(rows) for rows in symmetry_tangent_groups(arch, random_weights(arch, 0))]
+    [8, 9, 3]
+    """
+    weights = check_weights(arch, weights, modulus=modulus)
+    red = reducer(modulus)
+    groups: dict[str, list[np.ndarray]] = {"attention": [], "width": [], "scaling": []}
+    place = {name: parameter_placer(arch.layer_shapes, rows) for name, rows in groups.items()}
+    scales = arch.is_lightning  # softmax is not homogeneous: no scalings
+    for i, (Q, K, V) in enumerate(weights):
+        a = Q.shape[0]
+        eye = np.eye(a)
+        place["attention"](a * a, {(i, 0): np.einsum("rx,sy->rsxy", eye, Q),
+                                   (i, 1): -np.einsum("sx,ry->rsxy", eye, K)})
+        if scales:
+            place["scaling"](1, {(i, 0): Q, (i, 2): -V})
+        if i + 1 < arch.layers and not arch.skip:
+            d = V.shape[0]
+            eye = np.eye(d)
+            nxt = weights[i + 1]
+            later = {(i + 1, f): -np.einsum("xr,sy->rsxy", w, eye) for f, w in enumerate(nxt)}
+            place["width"](d * d, {(i, 2): np.einsum("rx,sy->rsxy", eye, V), **later})
+            if scales:
+                place["scaling"](1, {(i, 2): V, (i + 1, 2): -3 * nxt.V})
+    empty = np.zeros((0, arch.parameter_count))
+    return SymmetryTangents(*(red(np.concatenate([empty, *rows])) for rows in groups.values()))
+
+
+def symmetry_tangents(arch: Architecture, weights: Weights, *,
+                      modulus: int | None = None) -> np.ndarray:
     """Tangent vectors at ``W`` of the symmetry orbit, one per row, in parameter coordinates.
 
     Generators: ``E`` in ``gl_{a_i}`` gives ``(dQ_i, dK_i) = (E Q_i, -E^T K_i)``; ``E`` in
@@ -148,48 +220,11 @@ def symmetry_tangents(arch: Architecture, weights, *, modulus: int | None = None
     ``(dV_i, dV_{i+1}) = (V_i, -3 V_{i+1})``, a basis of the tangent space of
     ``prod_i (alpha_i beta_i)^(3^(l-i)) = 1``. Residual blocks (``skip=True``) keep only the
     per-layer ``gl_{a_i}`` and ``(Q_i, -V_i)``: the identity path fixes the basis of every hidden
-    layer and its scale. Each row lies in the kernel of the Jacobian.
+    layer and its scale. Each row lies in the kernel of the Jacobian. The rows come in that
+    order: all ``gl_{a_i}``, all ``gl_{d_i}``, the scalings (:func:`symmetry_tangent_groups`
+    names the three blocks); reduced mod ``modulus`` if given.
     """
-    weights = check_weights(arch, weights, modulus=modulus)
-    rows = []
-    block = _placer(arch.layer_shapes, rows)
-    for i, (Q, K, V) in enumerate(weights):
-        a = Q.shape[0]
-        eye = np.eye(a)
-        block(a * a, {(i, 0): np.einsum("rx,sy->rsxy", eye, Q),
-                      (i, 1): -np.einsum("sx,ry->rsxy", eye, K)})
-        if i + 1 < arch.layers and not arch.skip:
-            d = V.shape[0]
-            eye = np.eye(d)
-            nxt = weights[i + 1]
-            later = {(i + 1, f): -np.einsum("xr,sy->rsxy", w, eye) for f, w in enumerate(nxt)}
-            block(d * d, {(i, 2): np.einsum("rx,sy->rsxy", eye, V), **later})
-    if arch.is_lightning:
-        for i, (Q, K, V) in enumerate(weights):
-            block(1, {(i, 0): Q, (i, 2): -V})
-            if i + 1 < arch.layers and not arch.skip:
-                block(1, {(i, 2): V, (i + 1, 2): -3 * weights[i + 1].V})
-    tangents = np.concatenate(rows)
-    return tangents if modulus is None else np.mod(tangents, modulus)
-
-
-def _placer(layer_shapes, rows: list):
-    """``place(count, {(layer, factor): values})`` appends ``count`` parameter vectors.
-
-    ``layer_shapes`` lists each layer's (or head's) factor shapes, in parameter order.
-    """
-    sizes = [[r * c for r, c in shapes] for shapes in layer_shapes]
-    starts = np.cumsum([0] + [sum(layer) for layer in sizes])
-    total = starts[-1]
-
-    def place(count: int, parts: dict) -> None:
-        out = np.zeros((count, total))
-        for (i, factor), values in parts.items():
-            start = starts[i] + sum(sizes[i][:factor])
-            out[:, start:start + sizes[i][factor]] = values.reshape(count, -1)
-        rows.append(out)
-
-    return place
+    return np.concatenate(symmetry_tangent_groups(arch, weights, modulus=modulus))
 
 
 def sees_parallel_tokens(arch: Architecture) -> tuple[bool, ...]:
@@ -209,7 +244,8 @@ def sees_parallel_tokens(arch: Architecture) -> tuple[bool, ...]:
     return tuple(flags)
 
 
-def degenerate_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def degenerate_tangents(arch: Architecture, weights: Weights, *,
+                        modulus: int | None = None) -> np.ndarray:
     """Fiber directions beyond the symmetries, where a layer sees only ``sym(A_i)`` [derived].
 
     For a layer whose tokens are all parallel (:func:`sees_parallel_tokens`) and ``a_i >= d_{i-1}``,
@@ -218,49 +254,23 @@ def degenerate_tangents(arch: Architecture, weights, *, modulus: int | None = No
     """
     weights = check_weights(arch, weights, modulus=modulus)
     rows = [np.zeros((0, arch.parameter_count))]
-    place = _placer(arch.layer_shapes, rows)
-    for i, ((Q, K, V), parallel) in enumerate(zip(weights, sees_parallel_tokens(arch))):
+    place = parameter_placer(arch.layer_shapes, rows)
+    for i, ((Q, K, _), parallel) in enumerate(zip(weights, sees_parallel_tokens(arch))):
         a, d = Q.shape
         if not parallel or a < d or d < 2:
             continue
-        inverse = _inverse(K.T @ K, modulus)
-        if inverse is None:
+        gram_inverse = inverse(K.T @ K, modulus)
+        if gram_inverse is None:
             continue
         r, s = np.triu_indices(d, 1)
         B = np.zeros((len(r), d, d))
         B[np.arange(len(r)), r, s], B[np.arange(len(r)), s, r] = 1, -1
-        place(len(r), {(i, 0): K @ inverse @ B})
-    tangents = np.concatenate(rows)
-    return tangents if modulus is None else np.mod(tangents, modulus)
+        place(len(r), {(i, 0): K @ gram_inverse @ B})
+    return reducer(modulus)(np.concatenate(rows))
 
 
-def _inverse(G: np.ndarray, modulus: int | None) -> np.ndarray | None:
-    """``G^{-1}`` in float64, or mod ``modulus`` (FLINT); None if ``G`` is singular."""
-    if modulus is None:
-        return np.linalg.inv(G) if np.linalg.matrix_rank(G) == len(G) else None
-    M = nmod_matrix(G, modulus)
-    if M.det() == 0:
-        return None
-    return np.array([[int(x) for x in row] for row in M.inv().tolist()], dtype=np.float64)
-
-
-def _kernel(M: np.ndarray, modulus: int | None) -> np.ndarray:
-    """A basis of ``{x : M x = 0}``, one vector per row (float64 SVD, or exact mod ``modulus``)."""
-    rows, cols = M.shape
-    if modulus is None:
-        if rows == 0:
-            return np.eye(cols)
-        _, s, vt = np.linalg.svd(M)
-        cut = max(M.shape) * np.finfo(np.float64).eps * (s[0] if s.size else 0.0)
-        return vt[int(np.count_nonzero(s > cut)):]
-    if rows == 0:
-        return np.eye(cols)
-    basis, nullity = nmod_matrix(M, modulus).nullspace()
-    return np.array([[int(basis[r, c]) for r in range(cols)] for c in range(nullity)],
-                    dtype=np.float64).reshape(nullity, cols)
-
-
-def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def width_tangents(arch: Architecture, weights: Weights, *,
+                   modulus: int | None = None) -> np.ndarray:
     """Fiber directions from width that nothing uses, one per row, in parameters [derived].
 
     Two kinds, both exact fiber directions for every input:
@@ -274,8 +284,8 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
 
     Some of them are also symmetry directions (``GL_{d_i}``); stacked with
     :func:`symmetry_tangents` they give the upper bound of
-    :func:`~lsa_helpers.function_space.dimension`. They exist only where a hidden layer is wider than
-    what reaches it (``d_i > min(d_0, ..., d_i)``) or than what is read from it: the width that
+    :func:`~lsa_helpers.function_space.dimension`. They exist only where a hidden layer is wider
+    than what reaches it (``d_i > min(d_0, ..., d_i)``) or than what is read from it: the width that
     the effective widths of :func:`~lsa_helpers.formulas.formula_dimension` leave out. Valid for
     lightning and softmax alike (both read a layer's input through ``Q Y``, ``K Y`` and ``V Y``).
 
@@ -311,16 +321,16 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
     weights = check_weights(arch, weights, modulus=modulus)
     if arch.skip:  # the identity path reaches and reads every direction of every layer
         return np.zeros((0, arch.parameter_count))
-    reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))
+    reduce = reducer(modulus)
     rows = [np.zeros((0, arch.parameter_count))]
-    place = _placer(arch.layer_shapes, rows)
+    place = parameter_placer(arch.layer_shapes, rows)
     reach = np.eye(arch.widths[0])                      # P_{i-1} = V_{i-1} ... V_1
     for i, layer in enumerate(weights):
         if i:
-            unreached = _kernel(reach.T, modulus)       # r with r^T P_{i-1} = 0
+            unreached = kernel(reach.T, modulus)       # r with r^T P_{i-1} = 0
             for factor, w in enumerate(layer):
                 if len(unreached):
-                    values = np.zeros((w.shape[0], len(unreached)) + w.shape)
+                    values = np.zeros((w.shape[0], len(unreached), *w.shape))
                     for row in range(w.shape[0]):
                         values[row, :, row, :] = unreached
                     place(w.shape[0] * len(unreached), {(i, factor): values})
@@ -329,16 +339,16 @@ def width_tangents(arch: Architecture, weights, *, modulus: int | None = None) -
     for i in range(arch.layers - 1, 0, -1):
         Q, K, V = weights[i]
         forms = reduce(np.vstack([Q, K, forms @ V]))    # F_{i}: what layers i+1.. read of Y_i
-        unread = _kernel(forms, modulus)
+        unread = kernel(forms, modulus)
         if len(unread):
             d_in = weights[i - 1].V.shape[1]
             place(len(unread) * d_in,
                   {(i - 1, 2): np.einsum("nr,zs->nzrs", unread, np.eye(d_in))})
-    tangents = np.concatenate(rows)
-    return tangents if modulus is None else np.mod(tangents, modulus)
+    return reduce(np.concatenate(rows))
 
 
-def fiber_tangents(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def fiber_tangents(arch: Architecture, weights: Weights, *,
+                   modulus: int | None = None) -> np.ndarray:
     """Every known fiber direction at ``weights``: symmetries, antisymmetric and width directions.
 
     The rows of :func:`symmetry_tangents`, :func:`degenerate_tangents` and

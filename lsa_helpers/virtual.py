@@ -6,8 +6,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._types import ArrayLike
 from .architecture import Architecture
-from .weights import Layer, check_weights
+from .rank import reducer
+from .weights import Layer, Weights, check_weights
 
 __all__ = ["VirtualWeights", "value_free_forward", "virtual_jacobian", "virtual_weights"]
 
@@ -19,8 +21,9 @@ class VirtualWeights(NamedTuple):
     L: np.ndarray
 
 
-def virtual_weights(weights) -> VirtualWeights:
-    """``M_i = L_{i-1}^T K_i^T Q_i L_{i-1}`` and ``L = L_l``, with ``L_i = V_i ... V_1``, ``L_0 = I``.
+def virtual_weights(weights: Weights) -> VirtualWeights:
+    """``M_i = L_{i-1}^T K_i^T Q_i L_{i-1}`` and ``L = L_l``, with ``L_i = V_i ... V_1``,
+    ``L_0 = I``.
 
     Derived from the paper's virtual weights; :func:`value_free_forward` of the result is the
     original network.
@@ -34,7 +37,7 @@ def virtual_weights(weights) -> VirtualWeights:
     return VirtualWeights(tuple(Ms), P)
 
 
-def value_free_forward(virtual: VirtualWeights, X) -> np.ndarray:
+def value_free_forward(virtual: VirtualWeights, X: ArrayLike) -> np.ndarray:
     """``L g_{M_l}( ... g_{M_1}(X))`` with the value-free layer ``g_M(Y) = Y Y^T M Y``."""
     Y = np.asarray(X, dtype=np.float64)
     for M in virtual.M:
@@ -42,7 +45,8 @@ def value_free_forward(virtual: VirtualWeights, X) -> np.ndarray:
     return virtual.L @ Y
 
 
-def virtual_jacobian(arch: Architecture, weights, *, modulus: int | None = None) -> np.ndarray:
+def virtual_jacobian(arch: Architecture, weights: Weights, *,
+                     modulus: int | None = None) -> np.ndarray:
     """Jacobian of ``W -> (M_1, ..., M_l, L)``, shape ``(l d_0^2 + d_l d_0, parameters)`` [derived].
 
     Forward mode with all parameter directions at once, from ``L_0 = I``, ``L_i = V_i L_{i-1}``,
@@ -72,7 +76,7 @@ def virtual_jacobian(arch: Architecture, weights, *, modulus: int | None = None)
     (27, 42)
     """
     weights = check_weights(arch, weights, modulus=modulus)
-    reduce = (lambda x: x) if modulus is None else (lambda x: np.mod(x, modulus))
+    reduce = reducer(modulus)
     count, d0 = arch.parameter_count, arch.widths[0]
     directions = iter(np.split(np.eye(count), np.cumsum(
         [r * c for shapes in arch.layer_shapes for r, c in shapes])[:-1], axis=1))

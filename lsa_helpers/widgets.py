@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
 import numpy as np
 
+from . import _checks
+from ._types import ArrayLike
 from .architecture import Architecture
-from .function_space import dimension
 from .formulas import formula_dimension, monomials_per_entry, span_dimension
+from .function_space import dimension
 from .network import layer_forward, multiplication_counts
-from .symmetries import fiber_kind, function_distance, rank_one_swap
-from .weights import as_generator, layer_from_attention, random_inputs
+from .symmetries import FIBER_CASES, fiber_kind, function_distance, rank_one_swap
+from .weights import Layer, as_generator, layer_from_attention, random_inputs
+
+if TYPE_CHECKING:
+    import ipywidgets
 
 __all__ = [
     "boundary_explorer",
@@ -24,7 +32,11 @@ __all__ = [
 ]
 
 
-def _sliders(**ranges):
+Facts: TypeAlias = dict[str, Any]
+"""What a demo's callback returns: the numbers it shows, by name."""
+
+
+def _sliders(**ranges: tuple[int, int, int]) -> dict[str, ipywidgets.IntSlider]:
     import ipywidgets as w
 
     return {name: w.IntSlider(value=value, min=low, max=high, description=name,
@@ -32,20 +44,8 @@ def _sliders(**ranges):
             for name, (low, value, high) in ranges.items()}
 
 
-def _bars(labels, values, colors, *, height: float = 2.6, margin: float = 1.15):
-    """Horizontal bars, top to bottom, each with its value written at its end; the axes."""
-    import matplotlib.pyplot as plt
-
-    _, ax = plt.subplots(figsize=(6, height))
-    ax.barh(labels, values, color=colors)
-    for y, v in enumerate(values):
-        ax.text(v, y, f" {v}", va="center")
-    ax.set_xlim(0, margin * max(values))
-    ax.invert_yaxis()
-    return ax
-
-
-def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, sizes: bool = False):
+def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
+                        sizes: bool = False) -> ipywidgets.interactive:
     """Sliders for ``d, d', a, t``: the cost of both orders against ``t``; with ``sizes``, the size.
 
     On log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
@@ -58,15 +58,17 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, s
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
+    sizes = _checks.bool_flag("sizes", sizes)
+
     ts = np.arange(1, 65)
     powers = 10 ** np.arange(0, 9)
     plain = FuncFormatter(lambda value, _: f"{value:,.0f}")
 
-    def show(d, d_out, a, t):
+    def show(d: int, d_out: int, a: int, t: int) -> Facts:
         costs = multiplication_counts(d, d_out, a, t)
         curves = multiplication_counts(d, d_out, a, ts)  # plain arithmetic: all t in one call
         ties = [int(s) for s in ts[curves["quadratic"] == curves["linear"]]]
-        facts = {
+        facts: Facts = {
             "monomials per output entry": monomials_per_entry(d, t),
             "output entries": d_out * t,
             "span dimension of the neuromanifold": span_dimension(d, d_out, t),
@@ -124,11 +126,11 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8, s
     return w.interactive(show, **sliders)
 
 
-def _random_of_rank(rng, rows: int, cols: int, rank: int) -> np.ndarray:
+def _random_of_rank(rng: np.random.Generator, rows: int, cols: int, rank: int) -> np.ndarray:
     return rng.normal(size=(rows, rank)) @ rng.normal(size=(rank, cols))
 
 
-def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
+def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.interactive:
     """Sliders for ``rk A`` and ``rk V``: which case of the fiber theorem, checked on the function.
 
     Shows how far three moves take ``phi``: the scaling ``(2A, V/2)``, the rank-one swap (when it
@@ -139,31 +141,34 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
-    arch = Architecture((d, d_out), (d,))
+    seed = _checks.seed("seed", seed)
+    arch = Architecture((d, d_out), (d,))  # checks d and d_out
+    zero, swap, _ = FIBER_CASES
+    stories = dict(zip(FIBER_CASES, (
+        "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
+        "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
+        "the fiber is the single curve (lambda A, V / lambda)")))
 
-    def show(rank_A, rank_V):
+    def show(rank_A: int, rank_V: int) -> Facts:
         rng = as_generator(seed)
         A = _random_of_rank(rng, d, d, rank_A)
         V = _random_of_rank(rng, d_out, d, rank_V)
         layer = layer_from_attention(A, V)
-        kind = fiber_kind(layer)
+        case = fiber_kind(layer)
         nudge = 1e-3 * rng.normal(size=A.shape)
         moves = {"scaling (2A, V/2)": layer_from_attention(2 * A, V / 2),
                  "random nudge 1e-3": layer_from_attention(A + nudge, V)}
-        if kind == "swap":
+        if case == swap:
             moves["rank-one swap"] = rank_one_swap(layer)
-        if kind == "zero":  # no relative change from 0: the size of the moved function instead
+        if case == zero:  # no relative change from 0: the size of the moved function instead
             X = random_inputs(arch, 8, seed)
             distances = {name: float(np.abs(layer_forward(other, X)).max())
                          for name, other in moves.items()}
         else:
-            distances = {name: function_distance(arch, [layer], [other], seed)
+            distances = {name: function_distance(arch, [layer], [other], rng=seed)
                          for name, other in moves.items()}
-        story = {"zero": "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
-                 "swap": "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
-                 "curve": "the fiber is the single curve (lambda A, V / lambda)"}[kind]
-        print(f"rk A = {rank_A}, rk V = {rank_V}: {story}")
-        change = ("largest output of phi after the move" if kind == "zero"
+        print(f"rk A = {rank_A}, rk V = {rank_V}: {stories[case]}")
+        change = ("largest output of phi after the move" if case == zero
                   else "relative change of phi")
         size = (f"{100 * np.linalg.norm(nudge) / np.linalg.norm(A):.1g} % of |A| = "
                 f"{np.linalg.norm(A):.2f}" if rank_A else "A was 0")
@@ -188,15 +193,15 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0):
                 fontsize=10)
         ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
         ax.tick_params(labelsize=11)
-        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if kind == "zero" else ""))
-        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{kind}'")
+        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if case == zero else ""))
+        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
         plt.show()
-        return {"kind": kind, **distances}
+        return {"case": case, **distances}
 
     return w.interactive(show, **_sliders(rank_A=(0, 1, d), rank_V=(0, 1, min(d, d_out))))
 
 
-def dimension_explorer(*, seed: int = 0):
+def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     """Sliders for ``d, d', a, t``: parameters against dimension, and the two bounds that prove it.
 
     Left: for the current ``d, d', t``, the parameter count and the paper's formula for
@@ -209,14 +214,16 @@ def dimension_explorer(*, seed: int = 0):
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
+    seed = _checks.seed("seed", seed)
     ranks = np.arange(1, 10)
 
-    def show(d, d_out, a, t):
+    def show(d: int, d_out: int, a: int, t: int) -> Facts:
         arch = Architecture((d, d_out), (a,), tokens=t)
         formula = formula_dimension(arch)
         exact = dimension(arch, rng=seed)
-        floating = dimension(arch, method="float", rng=seed).float_rank
-        facts = {"parameters": arch.parameter_count, "formula": formula.value,
+        floating = dimension(arch, method="float", rng=seed).float_reading
+        assert floating is not None  # method="float" reads a float rank
+        facts: Facts = {"parameters": arch.parameter_count, "formula": formula.value,
                  "float rank": floating.rank, "gap clear": floating.is_clear,
                  "exact rank": exact.rank, "upper bound": exact.upper_bound,
                  "certified": exact.certified_dimension,
@@ -264,7 +271,7 @@ def dimension_explorer(*, seed: int = 0):
     return w.interactive(show, **_sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9), t=(1, 3, 4)))
 
 
-def softmax_explorer(*, seed: int = 0, reveal: bool = False):
+def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.interactive:
     """Sliders for depth, width and rank: predict the softmax dimension, then tick ``reveal``.
 
     Equal widths ``(w, ..., w)`` and ranks ``(a, ..., a)``, ``t = 3``. Left: the parameter count,
@@ -281,29 +288,25 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
     import matplotlib.pyplot as plt
 
     from .differential import jacobian
-    from .rank import float_rank
+    from .rank import float_rank, scaled_singular_values
     from .weights import random_weights
 
-    def spectrum(J):
-        # singular values after scaling rows and columns to unit norm, relative to the largest
-        rows = np.linalg.norm(J, axis=1, keepdims=True)
-        J = J / np.where(rows == 0, 1.0, rows)
-        cols = np.linalg.norm(J, axis=0, keepdims=True)
-        s = np.linalg.svd(J / np.where(cols == 0, 1.0, cols), compute_uv=False)
-        return s / s[0]
+    seed = _checks.seed("seed", seed)
+    reveal = _checks.bool_flag("reveal", reveal)
 
-    def show(depth, width, rank, reveal):
+    def show(depth: int, width: int, rank: int, reveal: bool) -> Facts:
         lightning = Architecture((width,) * (depth + 1), (rank,) * depth)
         softmax = Architecture(lightning.widths, lightning.ranks, normalization="softmax")
         certified = dimension(lightning, rng=seed).certified_dimension
         rng = as_generator(seed)
         weights = random_weights(softmax, rng)           # the same weights for both networks
         inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
-        J = {arch.normalization: jacobian(arch, weights, inputs) for arch in (lightning, softmax)}
+        J: dict[str, np.ndarray] = {arch.normalization: jacobian(arch, weights, inputs)
+                                    for arch in (lightning, softmax)}
         found = float_rank(J["softmax"])
         formula = formula_dimension(softmax)
         difference = None if certified is None else found.rank - certified
-        facts = {"parameters": lightning.parameter_count, "lightning": certified,
+        facts: Facts = {"parameters": lightning.parameter_count, "lightning": certified,
                  "softmax": found.rank, "gap clear": found.is_clear, "difference": difference,
                  "formula": formula.value, "status": formula.status,
                  "lightning float": float_rank(J["lightning"]).rank}
@@ -332,7 +335,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
         bars.set_title("softmax - lightning = " + (f"{difference}" if reveal else "?"))
         shown = [("lightning", "C0")] + ([("softmax", "C1")] if reveal else [])
         for name, color in shown:
-            s = spectrum(J[name])
+            s = scaled_singular_values(J[name])
             spec.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), "o", ms=3,
                           color=color, label=f"{name} Jacobian")
         spec.axhline(found.tolerance, color="0.4", ls="--", lw=1, label="cut (float rank)")
@@ -347,7 +350,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False):
                          reveal=w.Checkbox(value=reveal, description="reveal"))
 
 
-def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
+def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.interactive:
     """Sliders for depth, widths ``d_0..d_3`` and ranks ``a_1..a_3`` of a deep lightning network.
 
     Draws the parameter count as dimension + symmetry orbit + other fiber directions: the
@@ -364,10 +367,12 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     from .symmetries import symmetry_tangents
     from .weights import random_weights
 
+    seed = _checks.seed("seed", seed)
+    certify_up_to = _checks.nonnegative_int("certify_up_to", certify_up_to)
     sliders = _sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6), d3=(1, 3, 6),
                        a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6))
 
-    def show(depth, d0, d1, d2, d3, a1, a2, a3):
+    def show(depth: int, d0: int, d1: int, d2: int, d3: int, a1: int, a2: int, a3: int) -> Facts:
         unused = [f"d{i}" for i in range(depth + 1, 4)] + [f"a{i}" for i in range(depth + 1, 4)]
         for name, slider in sliders.items():
             slider.disabled = name in unused
@@ -378,7 +383,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
         bounds = dimension(arch, rng=seed) if arch.parameter_count <= certify_up_to else None
         certified = bounds.certified_dimension if bounds else None
         dim = formula.value if formula.value is not None else certified
-        facts = {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+        facts: Facts = {"widths": arch.widths, "ranks": arch.ranks,
+                        "parameters": arch.parameter_count,
                  "formula": formula.value, "status": formula.status, "symmetry orbit": orbit,
                  "lower": bounds.rank if bounds else None,
                  "upper": bounds.upper_bound if bounds else None,
@@ -428,7 +434,7 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120):
     return w.interactive(show, **sliders)
 
 
-def boundary_explorer():
+def boundary_explorer() -> ipywidgets.interactive:
     """Sliders for ``(alpha, beta, gamma)`` and a prediction: is
     ``S = [[alpha + beta, gamma], [gamma, alpha - beta]]`` some ``sym(z k^T)`` (``d = 2``)?
 
@@ -442,27 +448,27 @@ def boundary_explorer():
     import matplotlib.pyplot as plt
 
     from .identify import factor_quadric
-    from .singularities import quadratic_factor, slice_matrix, slice_position
+    from .singularities import SLICE_POSITIONS, quadratic_factor, slice_matrix, slice_position
 
-    def rounded(x, digits):
+    def rounded(x: float, digits: int) -> float:
         return round(float(x), digits) + 0.0  # no "-0.00"
 
-    colors = {"inside": "C2", "boundary": "C1", "outside": "C3"}
-    stories = {
-        "inside": "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
-        "boundary": "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
-                    "phi(X) = ||X^T k||^2 v q^T X",
-        "outside": "outside M: S is definite, x^T S x has no real linear factors; not attained",
-    }
+    inside, boundary, outside = SLICE_POSITIONS
+    colors = dict(zip(SLICE_POSITIONS, ("C2", "C1", "C3")))
+    stories = dict(zip(SLICE_POSITIONS, (
+        "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
+        "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
+        "phi(X) = ||X^T k||^2 v q^T X",
+        "outside M: S is definite, x^T S x has no real linear factors; not attained")))
 
-    def show(alpha, beta, gamma, prediction):
+    def show(alpha: float, beta: float, gamma: float, prediction: str) -> Facts:
         S = slice_matrix(alpha, beta, gamma)
         excess = beta**2 + gamma**2 - alpha**2
         position = slice_position(alpha, beta, gamma)
-        facts = {"position": position, "det S": rounded(-excess, 6), "reproduced": None,
+        facts: Facts = {"position": position, "det S": rounded(-excess, 6), "reproduced": None,
                  "cos": None, "prediction": prediction or None,
                  "correct": (prediction == position) if prediction else None}
-        if position != "outside" and S.any():
+        if position != outside and S.any():
             z, k = factor_quadric(S)
             facts["reproduced"] = bool(np.allclose(quadratic_factor(z, k), S, rtol=0,
                                                    atol=1e-9 * np.abs(S).max()))
@@ -478,7 +484,7 @@ def boundary_explorer():
         print(f"your prediction: {prediction}, {verdict}")
         print(f"beta^2 + gamma^2 - alpha^2 = -det S = {rounded(excess, 3):+.3f}")
         print(stories[position] if S.any() else "S = 0: the zero function, a boundary point")
-        if position == "outside":
+        if position == outside:
             sign = "positive" if alpha > 0 else "negative"
             print(f"x^T S x is {sign} definite: it vanishes only at x = 0, so it is no product "
                   "(z . x)(k . x)")
@@ -517,10 +523,10 @@ def boundary_explorer():
                                    continuous_update=False)
                for name, value in (("alpha", 0.5), ("beta", 1.0), ("gamma", 0.0))}
     sliders["prediction"] = w.ToggleButtons(
-        options=[("?", ""), ("inside M", "inside"), ("boundary", "boundary"),
-                 ("outside M", "outside")], value="", description="prediction")
+        options=[("?", ""), ("inside M", inside), ("boundary", boundary),
+                 ("outside M", outside)], value="", description="prediction")
 
-    def ask_again(_):
+    def ask_again(_: object) -> None:
         sliders["prediction"].value = ""
 
     for name in ("alpha", "beta", "gamma"):  # observed before the redraw: no stale verdict flashes
@@ -529,7 +535,7 @@ def boundary_explorer():
 
 
 def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d_out: int = 4,
-                       heads: int = 2, a: int = 2, rho: int = 2):
+                       heads: int = 2, a: int = 2, rho: int = 2) -> ipywidgets.interactive:
     """Sliders for ``d, d', heads, a, rho`` and a ``prediction``: a multi-head layer's dimension.
 
     ``d, d_out, heads, a, rho`` (each 1 to 5) set where the sliders start.
@@ -550,20 +556,22 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
-    from .multihead import MultiHead, multihead_dimension
+    from .multihead import HeadsDimension, MultiHead, multihead_dimension
 
     @lru_cache(maxsize=64)
-    def certify(layer):  # a move that clears the prediction draws twice: certify once
+    def certify(layer: MultiHead) -> HeadsDimension:  # a move that clears the prediction draws
+        # twice: certify once
         return multihead_dimension(layer, rng=seed)
 
-    def show(d, d_out, heads, a, rho, prediction=0):
+    def show(d: int, d_out: int, heads: int, a: int, rho: int, prediction: int = 0) -> Facts:
         layer = MultiHead(d, d_out, (a,) * heads, (rho,) * heads)
         params, sym = layer.parameter_count, layer.symmetry_dimension
         pairs = len(layer.mixing_pairs)
         expected, span = layer.expected_dimension, layer.span_dimension
         found = certify(layer) if params <= certify_up_to else None
         rank = found.rank if found else None
-        facts = {"parameters": params, "GL_a, GL_rho and scalings": sym, "mixing pairs": pairs,
+        facts: Facts = {"parameters": params, "GL_a, GL_rho and scalings": sym,
+                        "mixing pairs": pairs,
                  "span": span, "expected": expected, "exact rank": rank,
                  "certified": found.certified_dimension if found else None,
                  "prediction": prediction or None}
@@ -604,14 +612,14 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
         plt.show()
         return facts
 
-    start = {"d": d, "d_out": d_out, "heads": heads, "a": a, "rho": rho}
-    for name, value in start.items():
-        if not 1 <= value <= 5:
-            raise ValueError(f"{name} must be between 1 and 5, got {name}={value}")
+    seed = _checks.seed("seed", seed)
+    certify_up_to = _checks.nonnegative_int("certify_up_to", certify_up_to)
+    start = {name: _checks.integer(name, value, 1, maximum=5) for name, value in
+             {"d": d, "d_out": d_out, "heads": heads, "a": a, "rho": rho}.items()}
     sliders = _sliders(**{name: (1, value, 5) for name, value in start.items()})
     sliders["prediction"] = w.BoundedIntText(value=0, min=0, max=600, description="prediction")
 
-    def ask_again(_):
+    def ask_again(_: object) -> None:
         sliders["prediction"].value = 0
 
     for name in start:  # observed before the redraw: no stale answer flashes
@@ -619,7 +627,7 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     return w.interactive(show, **sliders)
 
 
-def parameter_split_explorer(*, seed: int = 0):
+def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     """Sliders for ``d, d', a`` of one layer: its parameters split into dimension and fiber.
 
     For each attention rank ``r = 1, ..., 6`` at the chosen ``d, d'`` one bar of the
@@ -632,25 +640,26 @@ def parameter_split_explorer(*, seed: int = 0):
     import matplotlib.pyplot as plt
 
     from .rank import PRIME, exact_rank
-    from .symmetries import symmetry_tangents
+    from .symmetries import symmetry_tangent_groups
     from .weights import random_weights
 
+    seed = _checks.seed("seed", seed)
     ranks = range(1, 7)
-    cache = {}
+    cache: dict[tuple[int, int, int], Facts] = {}
 
-    def split(d, d_out, a):
+    def split(d: int, d_out: int, a: int) -> Facts:
         if (d, d_out, a) not in cache:
             arch = Architecture((d, d_out), (a,))
-            tangents = symmetry_tangents(arch, random_weights(arch, seed, modulus=PRIME),
-                                         modulus=PRIME)
-            rotation = exact_rank(tangents[:a * a], PRIME)
+            groups = symmetry_tangent_groups(arch, random_weights(arch, seed, modulus=PRIME),
+                                             modulus=PRIME)
+            rotation = exact_rank(groups.attention, PRIME)
             cache[d, d_out, a] = {"parameters": arch.parameter_count,
                                   "dimension": dimension(arch, rng=seed).certified_dimension,
                                   "rotation": rotation,
-                                  "volume": exact_rank(tangents, PRIME) - rotation}
+                                  "volume": exact_rank(np.concatenate(groups), PRIME) - rotation}
         return cache[d, d_out, a]
 
-    def show(d, d_out, a):
+    def show(d: int, d_out: int, a: int) -> Facts:
         rows = [split(d, d_out, r) for r in ranks]
         facts = rows[a - 1]
         if any(row["dimension"] is None for row in rows):
@@ -681,9 +690,11 @@ def parameter_split_explorer(*, seed: int = 0):
     return w.interactive(show, **_sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
 
 
-def training_explorer(inputs, targets, direction, held_out, *,
-                      scales=(0.001, 0.003, 0.01, 0.03, 0.1, 0.3), input_counts=(2, 4, 16, 64),
-                      learning_rate: float = 0.03, steps: int = 3000, record_every: int = 10):
+def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence[ArrayLike],
+                      held_out: tuple[ArrayLike, ArrayLike], *,
+                      scales: Sequence[float] = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3),
+                      input_counts: Sequence[int] = (2, 4, 16, 64), learning_rate: float = 0.03,
+                      steps: int = 3000, record_every: int = 10) -> ipywidgets.interactive:
     """Sliders for the initial ``scale``, the student's attention rank ``a`` and the number of
     training ``inputs``: one layer trained by gradient descent from ``scale * direction``.
 
@@ -696,23 +707,24 @@ def training_explorer(inputs, targets, direction, held_out, *,
     held-out loss over their values at step 0. Right: singular values of ``A = K^T Q`` and ``V``,
     shaded where the loss is above 90 % of its start (near the zero function) and where the
     rank-one ratio is below 0.01 after the loss has halved (near a rank-one function). Returns the
-    facts it prints.
+    facts it prints. ``scales`` and ``input_counts`` are the settings the sliders offer;
+    ``learning_rate``, ``steps`` and ``record_every`` are passed to ``descend_together``.
     """
     import ipywidgets as w
     import matplotlib.pyplot as plt
 
     from .landscape import descend_together, first_step_below, loss_along, loss_moments
-    from .weights import Layer
 
     Q, K, V = (np.asarray(m, dtype=np.float64) for m in direction)
     if Q.ndim != 2 or K.shape != Q.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
         raise ValueError("direction must be a layer (Q, K, V), Q and K (a, d) and V (d', d), "
                          f"got shapes {Q.shape}, {K.shape}, {V.shape}")
+    inputs, targets = np.asarray(inputs, dtype=np.float64), np.asarray(targets, dtype=np.float64)
     counts = tuple(input_counts)
-    if not counts or not all(isinstance(n, int) and 1 <= n <= len(inputs) for n in counts):
+    if not counts or not all(_checks.is_integer(n) and 1 <= n <= len(inputs) for n in counts):
         raise ValueError(f"input_counts must be integers from 1 to {len(inputs)} (the inputs "
                          f"given), got input_counts={input_counts!r}")
-    if not scales or not all(isinstance(s, (int, float)) and s > 0 for s in scales):
+    if not scales or not all(_checks.is_real(s) and 0 < s < np.inf for s in scales):
         raise ValueError(f"scales must be positive numbers, got scales={scales!r}")
     moments = {n: loss_moments(inputs[:n], targets[:n]) for n in counts}
     settings = [(s, a, n) for s in scales for a in range(1, len(Q) + 1) for n in counts]
@@ -723,12 +735,12 @@ def training_explorer(inputs, targets, direction, held_out, *,
         starts, [moments[n] for _, _, n in settings], learning_rate=learning_rate, steps=steps,
         record_every=record_every)))
     held_inputs, held_targets = held_out
-    cache = {}
+    cache: dict[tuple[float, int, int], Facts] = {}
 
-    def shown(x):
+    def shown(x: float) -> str:
         return f"{x:.0e}" if x >= 1e-12 else "<1e-12"  # below: rounding, not learning
 
-    def measure(setting):
+    def measure(setting: tuple[float, int, int]) -> Facts:
         if setting not in cache:
             run = runs[setting]
             held = loss_along(run, held_inputs, held_targets)
@@ -738,20 +750,20 @@ def training_explorer(inputs, targets, direction, held_out, *,
             s_A, s_V = (np.linalg.svd(np.array([f(layer) for layer in run.weights]),
                                       compute_uv=False)   # all records in one call
                         for f in (lambda layer: layer.K.T @ layer.Q, lambda layer: layer.V))
-            cache[setting] = dict(
-                run=run, train=train, held=held, ratio=ratio, s_A=s_A, s_V=s_V,
-                near_zero=train > 0.9,
-                near_rank_one=learned & (ratio < 0.01),
-                facts={"scale": setting[0], "a": setting[1], "inputs": setting[2],
-                       "left zero at step": first_step_below(run, 0.9),
-                       "closest rank-one ratio": float(ratio[learned].min()) if learned.any()
-                       else None,
-                       "final training loss": float(train[-1]),
-                       "final held-out loss": float(held[-1]),
-                       "final s(A)": tuple(round(float(x), 3) for x in s_A[-1])})
+            cache[setting] = {
+                "run": run, "train": train, "held": held, "ratio": ratio, "s_A": s_A, "s_V": s_V,
+                "near_zero": train > 0.9,
+                "near_rank_one": learned & (ratio < 0.01),
+                "facts": {"scale": setting[0], "a": setting[1], "inputs": setting[2],
+                          "left zero at step": first_step_below(run, 0.9),
+                          "closest rank-one ratio": float(ratio[learned].min())
+                          if learned.any() else None,
+                          "final training loss": float(train[-1]),
+                          "final held-out loss": float(held[-1]),
+                          "final s(A)": tuple(round(float(x), 3) for x in s_A[-1])}}
         return cache[setting]
 
-    def show(scale, a, inputs):
+    def show(scale: float, a: int, inputs: int) -> Facts:
         m = measure((scale, a, inputs))
         facts, run = m["facts"], m["run"]
         print(f"scale {scale:g}, a = {a}, {inputs} training inputs "

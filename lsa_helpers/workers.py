@@ -3,11 +3,50 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import threading
+from pathlib import Path
 
-__all__ = ["parallel_map"]
+from . import _checks
+
+__all__ = ["parallel_map", "usable_cpus", "worker_count"]
+
+CGROUP_QUOTAS = (("/sys/fs/cgroup/cpu.max",),
+                 ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us"))
+"""Where Linux states a container's CPU quota: cgroup v2 (``quota period`` or ``max period``),
+then cgroup v1 (quota, ``-1`` for none, and period in two files)."""
+
+
+def usable_cpus() -> int:
+    """The processors this process may run on: its CPU affinity (``os.sched_getaffinity`` where
+    it exists, else ``os.cpu_count()``), lowered to ``ceil(quota / period)`` where a cgroup CPU
+    quota (:data:`CGROUP_QUOTAS`) limits it. At least 1."""
+    cpus = (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1)
+    quota = _cgroup_quota()
+    return max(1, min(cpus, math.ceil(quota)) if quota else cpus)
+
+
+def _cgroup_quota() -> float | None:
+    """CPUs allowed by the first cgroup quota found, or None (no quota, or none readable)."""
+    for paths in CGROUP_QUOTAS:
+        try:
+            words = " ".join(Path(p).read_text() for p in paths).split()
+        except OSError:
+            continue
+        if len(words) == 2 and words[0].isdigit() and words[1].isdigit() and int(words[1]):
+            return int(words[0]) / int(words[1])
+        return None
+    return None
+
+
+def worker_count(workers) -> int:
+    """``workers`` checked (a positive integer), or :func:`usable_cpus` when it is None."""
+    if workers is None:
+        return usable_cpus()
+    return _checks.positive_int("workers", workers)
 
 
 def parallel_map(function, jobs, workers: int, *, chunksize: int = 1, each=None) -> list:

@@ -30,9 +30,12 @@ def test_frozen():
     "kwargs, message",
     [
         ({"widths": (3, 0), "ranks": (1,)}, "widths must be positive integers, got widths=(3, 0)"),
-        ({"widths": (3, -2), "ranks": (1,)}, "widths must be positive integers, got widths=(3, -2)"),
-        ({"widths": (3, 2.5), "ranks": (1,)}, "widths must be positive integers, got widths=(3, 2.5)"),
-        ({"widths": (3, True), "ranks": (1,)}, "widths must be positive integers, got widths=(3, True)"),
+        ({"widths": (3, -2), "ranks": (1,)},
+         "widths must be positive integers, got widths=(3, -2)"),
+        ({"widths": (3, 2.5), "ranks": (1,)},
+         "widths must be positive integers, got widths=(3, 2.5)"),
+        ({"widths": (3, True), "ranks": (1,)},
+         "widths must be positive integers, got widths=(3, True)"),
         ({"widths": 3, "ranks": (1,)},
          "widths must be a sequence of positive integers, got widths=3"),
         ({"widths": (3,), "ranks": ()}, "ranks must be positive integers, got ranks=()"),
@@ -42,8 +45,10 @@ def test_frozen():
          "ranks must have one entry per layer (len(widths) - 1 = 2), got ranks=(2,)"),
         ({"widths": (3, 3), "ranks": (2,), "normalization": "relu"},
          "normalization must be one of ('lightning', 'softmax'), got 'relu'"),
-        ({"widths": (3, 3), "ranks": (2,), "tokens": 0}, "tokens must be an integer >= 1, got tokens=0"),
-        ({"widths": (3, 3), "ranks": (2,), "tokens": 2.0}, "tokens must be an integer >= 1, got tokens=2.0"),
+        ({"widths": (3, 3), "ranks": (2,), "tokens": 0},
+         "tokens must be an integer >= 1, got tokens=0"),
+        ({"widths": (3, 3), "ranks": (2,), "tokens": 2.0},
+         "tokens must be an integer >= 1, got tokens=2.0"),
     ],
 )
 def test_validation_errors(kwargs, message):

@@ -12,8 +12,8 @@ the demo's slide, the demo run live there.
 
 Run alone with ``pytest -m browser``. Skipped when ``/usr/bin/chromium`` is absent, except on CI
 (``CI`` set), where ``.ci/run`` installs it and its absence fails. A failed check saves a
-screenshot under the test's ``tmp_path`` and names it in the message. A failed attempt is
-reported as a warning and repeated once on a fresh page (see :func:`retried`).
+screenshot under the test's ``tmp_path`` and names it in the message. A failure fails: nothing
+is run twice.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-import warnings
 from pathlib import Path
 
 import pytest
@@ -382,39 +381,12 @@ def check_run(notebook, cells, exercises):
                    "a widget failed to display ('Error displaying widget')")
 
 
-def retried(attempt, tmp_path):
-    """``attempt(folder)``, and again on a fresh page with a fresh kernel while it fails, three
-    attempts in all.
-
-    Now and then a reply between JupyterLab and the kernel stalls (Run All stops with the kernel
-    idle, or a widget's new output never arrives), a fault of neither the course nor its widgets
-    that a user's next action clears; with nine notebooks run, one stall in a run is common. A new
-    attempt absorbs it; each failure is still reported as a warning, and three failures fail the
-    test with all their messages.
-    """
-    from playwright.sync_api import Error
-
-    failures = []
-    for number in (1, 2, 3):
-        folder = tmp_path / f"attempt-{number}"
-        folder.mkdir()
-        try:
-            return attempt(folder)
-        except (pytest.fail.Exception, Error) as failure:
-            failures.append(f"attempt {number}: {failure}")
-            warnings.warn(f"browser test, attempt {number} failed: {failure}", stacklevel=2)
-    pytest.fail("\n".join(failures), pytrace=False)
-
-
 def test_dimension_notebook_runs_and_its_widget_follows_a_slider(browser, lab, tmp_path):
-    def attempt(folder):
-        notebook = run_and_check(browser, lab, folder, DIMENSION)
-        try:
-            follow_the_slider(notebook)
-        finally:
-            notebook.close()
-
-    retried(attempt, tmp_path)
+    notebook = run_and_check(browser, lab, tmp_path, DIMENSION)
+    try:
+        follow_the_slider(notebook)
+    finally:
+        notebook.close()
 
 
 def follow_the_slider(notebook):
@@ -467,7 +439,7 @@ def follow_the_slider(notebook):
 @pytest.mark.parametrize("name", [path.name for path in sorted(NOTEBOOKS.glob("0*.ipynb"))
                                   if path.name != DIMENSION])
 def test_every_other_notebook_runs_with_its_widgets(browser, lab, tmp_path, name):
-    retried(lambda folder: run_and_check(browser, lab, folder, name).close(), tmp_path)
+    run_and_check(browser, lab, tmp_path, name).close()
 
 
 # --------------------------------------------------------------------------------------------
@@ -681,11 +653,8 @@ def test_a_notebook_plays_as_a_slideshow_with_math_and_a_live_widget(browser, la
     jupyterlab_widgets needs from 3.0.11 on (jupyterlab-contrib/rise issues 119 and 126): hence
     the pins ipywidgets 8.1.2, jupyterlab_widgets 3.0.10, and a message that says so if it recurs.
     """
-    def attempt(folder):
-        deck = Slideshow(browser, *lab, DECK, folder)
-        try:
-            play_the_deck(deck)
-        finally:
-            deck.close()
-
-    retried(attempt, tmp_path)
+    deck = Slideshow(browser, *lab, DECK, tmp_path)
+    try:
+        play_the_deck(deck)
+    finally:
+        deck.close()

@@ -6,6 +6,7 @@ import sys
 import time
 
 import pytest
+from processes import start_with_workers
 
 from lsa_helpers.cli import main
 
@@ -125,17 +126,17 @@ def test_data_build_passes_seed_and_folder(tmp_path, monkeypatch, capsys):
 
     calls = []
 
-    def fake_build(folder, *, seed):
-        calls.append((folder, seed))
+    def fake_build(folder, *, seed, workers):
+        calls.append((folder, seed, workers))
         return {"folder": folder, "rows": {"atlas": 2, "softmax_conjecture": 1},
                 "seconds": {"total": 0.5}}
 
     monkeypatch.setattr(cli, "build_data", fake_build)
-    assert main(["data", "build", "--seed", "4", "--folder", str(tmp_path)]) == 0
-    assert calls == [(str(tmp_path), 4)]
+    assert main(["data", "build", "--seed", "4", "--folder", str(tmp_path), "--workers", "3"]) == 0
+    assert calls == [(str(tmp_path), 4, 3)]
     assert capsys.readouterr().out == ("atlas.csv: 2 rows\nsoftmax_conjecture.csv: 1 rows\n"
                                        f"wrote {tmp_path} in 0.5 s\n")
-    assert main(["data", "build"]) == 0 and calls[-1] == (None, 0)
+    assert main(["data", "build"]) == 0 and calls[-1] == (None, 0, None)
 
 
 @pytest.mark.parametrize("error, message", [
@@ -147,7 +148,7 @@ def test_data_build_passes_seed_and_folder(tmp_path, monkeypatch, capsys):
 def test_data_build_failure_is_one_line(error, message, monkeypatch, capsys):
     from lsa_helpers import cli
 
-    def failing_build(folder, *, seed):
+    def failing_build(folder, *, seed, workers):
         raise error
 
     monkeypatch.setattr(cli, "build_data", failing_build)
@@ -161,6 +162,10 @@ def test_data_build_failure_is_one_line(error, message, monkeypatch, capsys):
     (["data", "check"], "argument action: invalid choice: 'check' (choose from 'build')"),
     (["data", "build", "--seed", "x"],
      "argument --seed: --seed must be a non-negative integer, got 'x'"),
+    (["data", "build", "--workers", "0"],
+     "argument --workers: --workers must be a positive integer, got '0'"),
+    (["reproduce", "softmax-conjecture", "--workers", "-2"],
+     "argument --workers: --workers must be a positive integer, got '-2'"),
 ])
 def test_data_bad_input_is_one_line_and_exit_2(args, message, capsys):
     assert main(args) == 2
@@ -207,22 +212,12 @@ def test_a_float_rank_that_cannot_be_trusted_says_why(capsys):
 # --- Ctrl-C pressed twice in a terminal: the whole process group gets SIGINT each time ----------
 
 def interrupt_twice(args, started):
-    """Run the command in its own process group; once ``started(process, stderr so far)``, send
-    SIGINT to the group twice, as a terminal does. Returns the status, the standard error and
-    the worker processes that are still alive."""
+    """Run the command in its own process group with two workers; once ``started(stderr so
+    far)`` and the workers run, send SIGINT to the group twice, as a terminal does. Returns the
+    status, the standard error and the worker processes that are still alive."""
     import psutil
 
-    running = subprocess.Popen([sys.executable, "-m", "lsa_helpers", *args], start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    seen, workers = b"", []
-    while not started(seen):
-        chunk = running.stderr.read1(1 << 16)
-        assert chunk, f"the command ended before it started: {seen!r}"
-        seen += chunk
-    deadline = time.monotonic() + 60
-    while not workers and time.monotonic() < deadline:  # wait for the pool, not a fixed time
-        workers = psutil.Process(running.pid).children()
-        time.sleep(0.05)
+    running, seen, workers = start_with_workers([*args, "--workers", "2"], started, 2)
     for _ in range(2):
         os.killpg(running.pid, signal.SIGINT)
         time.sleep(0.1)  # two presses of Ctrl-C

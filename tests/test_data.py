@@ -6,9 +6,15 @@ import sys
 
 import numpy as np
 import pytest
+from processes import start_with_workers
 
-from lsa_helpers import Architecture, atlas_row, build_data, load_table, write_atomic
-from lsa_helpers.data import CHECKSUMS, DATA_DIR, DATA_ENV, TABLES, data_folder
+from pathlib import Path
+
+from lsa_helpers import Architecture, atlas_row, load_table, tables
+from lsa_helpers._build import build_data, write_atomic
+from lsa_helpers.tables import CHECKSUMS, DATA_ENV, RECORDS, TABLES, data_folder
+
+DATA_DIR = Path(tables.__file__).parent / "data"  # where the package's files are in this checkout
 
 PAPER_EXPECTED = [25, 40, 57, 76, 97, 120, 145, 172]  # the paper's table, widths 3 to 10
 RECOMPUTED = ["kind", "rank_one_intermediate", "parameters", "formula_dimension", "formula_status",
@@ -33,7 +39,7 @@ def test_shipped_checksums_match():
 @pytest.mark.parametrize("name", list(TABLES))
 def test_shipped_tables_load_with_their_schema(name):
     rows = load_table(name)
-    assert rows and all(type(r) is TABLES[name].record for r in rows)
+    assert rows and all(type(r) is RECORDS[name] for r in rows)
     assert [f for f in type(rows[0]).__dataclass_fields__] == [c.name for c in
                                                                TABLES[name].columns]
 
@@ -74,6 +80,32 @@ def test_seeded_slice_of_the_atlas_recomputes():
         arch = Architecture(row.widths, row.ranks, row.normalization, row.tokens)
         fresh = atlas_row(arch, row.seed)
         assert {k: fresh[k] for k in RECOMPUTED} == {k: getattr(row, k) for k in RECOMPUTED}, arch
+
+
+def test_every_stored_atlas_row_has_todays_cheap_columns():
+    """Parameters from sum_i (2 a_i + d_i) d_(i-1), formulas and their status from today's
+    formula_dimension, the kind from today's classification: for all rows, read as plain CSV."""
+    import csv
+    import dataclasses
+
+    from lsa_helpers import formula_dimension
+    from lsa_helpers.atlas import _kind
+
+    with open(DATA_DIR / "atlas.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) > 3000
+    for row in rows:
+        widths, ranks = (tuple(map(int, row[k].split(","))) for k in ("widths", "ranks"))
+        arch = Architecture(widths, ranks, tokens=int(row["tokens"]))
+        light = formula_dimension(arch)
+        soft = formula_dimension(dataclasses.replace(arch, normalization="softmax"))
+        today = {"parameters": sum((2 * a + d) * d_in
+                                   for a, d, d_in in zip(ranks, widths[1:], widths)),
+                 "formula_dimension": light.value, "formula_status": light.status,
+                 "softmax_formula_dimension": soft.value, "softmax_formula_status": soft.status,
+                 "kind": _kind(arch)}
+        stored = {k: (int(row[k]) if row[k].isdigit() else row[k] or None) for k in today}
+        assert stored == today, (widths, ranks, arch.tokens)
 
 
 # --- the loader's errors, on copies -------------------------------------------------------------
@@ -179,8 +211,7 @@ def test_unknown_table_and_missing_file(tmp_path):
         load_table("atlas.csv")
     with pytest.raises(FileNotFoundError, match=re.escape(
             f"{tmp_path / 'atlas.csv'}: no such file (build it with "
-            "`python -m lsa_helpers data build`, or set LSA_DATA_DIR to the course's data/ "
-            "folder)")):
+            f"`python -m lsa_helpers data build --folder {tmp_path}`)")):
         load_table("atlas", folder=tmp_path)
 
 
@@ -230,14 +261,12 @@ def test_small_build_round_trip(tmp_path):
 
 
 def test_build_stops_when_a_formula_disagrees(tmp_path, monkeypatch):
-    from lsa_helpers import data
-
-    true_row = data.atlas_row
+    from lsa_helpers import _build
 
     def off_by_one(arch, seed=0):
-        return {**true_row(arch, seed), "exact_rank": 16}
+        return {**atlas_row(arch, seed), "exact_rank": 16}
 
-    monkeypatch.setattr(data, "atlas_row", off_by_one)
+    monkeypatch.setattr(_build, "atlas_row", off_by_one)
     with pytest.raises(ValueError, match=re.escape(
             "atlas: formula dimension 17 (paper) disagrees with the exact rank 16 at "
             "widths=(3, 3) ranks=(3,) t=3 (seed 0)")):
@@ -288,18 +317,15 @@ def test_checksums_that_are_not_text_are_refused(copy):
         load_table("atlas", folder=copy)
 
 
-def test_the_tables_are_found_from_a_clone_or_by_the_environment(copy, tmp_path, monkeypatch):
-    assert data_folder() == DATA_DIR  # this checkout
+def test_the_tables_are_the_packages_unless_the_environment_names_others(copy, tmp_path,
+                                                                        monkeypatch):
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    assert data_folder() == DATA_DIR
+    monkeypatch.chdir(tmp_path)  # the current folder plays no part
+    (tmp_path / "data").mkdir()
+    assert data_folder() == DATA_DIR
     monkeypatch.setenv(DATA_ENV, str(copy))
     assert data_folder() == copy and load_table("atlas") == load_table("atlas", folder=DATA_DIR)
-    monkeypatch.delenv(DATA_ENV)
-    # an installed package (no data/ beside it), run from the notebooks/ folder of a clone
-    monkeypatch.setattr("lsa_helpers.data.DATA_DIR", tmp_path / "site-packages" / "data")
-    clone = tmp_path / "clone"
-    shutil.copytree(copy, clone / "data", ignore=shutil.ignore_patterns("clone"))
-    (clone / "notebooks").mkdir()
-    monkeypatch.chdir(clone / "notebooks")
-    assert data_folder() == clone / "data"
 
 
 # --- the build checks its folder first and swaps complete files in -------------------------------
@@ -320,16 +346,16 @@ def test_a_file_as_folder_is_refused_before_computing(tmp_path, monkeypatch):
     def never(*args):
         raise AssertionError("the build computed before it checked its folder")
 
-    monkeypatch.setattr("lsa_helpers.data._atlas_rows", never)
+    monkeypatch.setattr("lsa_helpers._build._atlas_rows", never)
     with pytest.raises(ValueError, match=re.escape(f"folder must be a directory, got {target}")):
         build_data(target, **SMALL)
 
 
 def test_a_build_that_fails_while_writing_leaves_the_old_files(copy, monkeypatch):
     before = {p.name: p.read_bytes() for p in copy.iterdir()}
-    from lsa_helpers import data
+    from lsa_helpers import _build
 
-    chunks, written = data._csv_chunks, []
+    chunks, written = _build._csv_chunks, []
 
     def second_write_fails(table, rows):
         written.append(table.name)
@@ -337,7 +363,7 @@ def test_a_build_that_fails_while_writing_leaves_the_old_files(copy, monkeypatch
             raise OSError("No space left on device")
         return chunks(table, rows)
 
-    monkeypatch.setattr(data, "_csv_chunks", second_write_fails)
+    monkeypatch.setattr(_build, "_csv_chunks", second_write_fails)
     with pytest.raises(OSError, match="No space left"):
         build_data(copy, **SMALL)
     assert {p.name: p.read_bytes() for p in copy.iterdir()} == before  # no staging left either
@@ -347,21 +373,13 @@ def test_a_build_that_fails_while_writing_leaves_the_old_files(copy, monkeypatch
 @pytest.mark.skipif(not sys.platform.startswith("linux"),
                     reason="workers learn of their parent's death through Linux's prctl")
 def test_killing_the_build_leaves_no_worker_behind(tmp_path):
-    """Killed at any moment: a worker killed before its prctl sees that its parent is gone."""
+    """Killed while its workers compute the atlas (its progress bar is shown)."""
     import signal
-    import subprocess
-    import time
 
     import psutil
 
-    build = subprocess.Popen([sys.executable, "-m", "lsa_helpers", "data", "build", "--folder",
-                              str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    parent = psutil.Process(build.pid)
-    deadline = time.monotonic() + 60
-    while not parent.children() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    workers = parent.children(recursive=True)
-    assert workers, "the build started no worker"
+    build, _, workers = start_with_workers(["data", "build", "--folder", str(tmp_path)],
+                                           lambda seen: b"atlas" in seen, 2)
     build.send_signal(signal.SIGKILL)
     build.wait(timeout=30)
     _gone, alive = psutil.wait_procs(workers, timeout=15)
@@ -452,13 +470,11 @@ def test_a_verdict_at_the_rounded_threshold_stands(copy):
 def test_a_rebuild_between_the_checksums_and_the_table_is_read_again(copy, monkeypatch):
     """A rebuild swaps the table and then SHA256SUMS: read in between, they disagree for a
     moment; the loader reads them again instead of calling the file corrupted."""
-    from lsa_helpers import data
-
     rebuilt = copy / "rebuilt"
     shutil.copytree(copy, rebuilt)
     tamper(rebuilt / "softmax_conjecture.csv", {"width": "3"}, seed="7")
     resign(rebuilt)
-    read = data._read_checksums
+    read = tables.read_checksum
 
     def rebuild_after_the_first_read(folder, filename):
         expected = read(folder, filename)
@@ -466,7 +482,7 @@ def test_a_rebuild_between_the_checksums_and_the_table_is_read_again(copy, monke
             shutil.copy(rebuilt / name, copy / name)
         return expected
 
-    monkeypatch.setattr(data, "_read_checksums", rebuild_after_the_first_read)
+    monkeypatch.setattr(tables, "read_checksum", rebuild_after_the_first_read)
     assert load_table("softmax_conjecture", folder=copy)[0].seed == 7
 
 

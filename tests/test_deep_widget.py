@@ -13,15 +13,16 @@ def test_default_state():
 
 
 @pytest.mark.parametrize("values, expected", [
-    ({"depth": 2, "d0": 4, "d1": 6, "d2": 4, "a1": 2, "a2": 2},                  # wider hidden layer adds nothing
+    # a wider hidden layer adds nothing
+    ({"depth": 2, "d0": 4, "d1": 6, "d2": 4, "a1": 2, "a2": 2},
      {"parameters": 88, "formula": 38, "certified": 38, "dimension": 38}),
-    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 3},                  # rank-one collapse
+    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 3},  # rank-one collapse
      dict(formula=None, certified=18, dimension=18, **{"other fiber": 3})),
-    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 2},                  # bounds that do not meet
+    ({"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a1": 1, "a2": 2},  # bounds that do not meet
      {"formula": None, "lower": 18, "upper": 20, "certified": None, "dimension": None}),
-    ({"depth": 2, "d0": 5, "d1": 4, "d2": 1, "a1": 5, "a2": 1},                  # layer 2 reads 3 forms
+    ({"depth": 2, "d0": 5, "d1": 4, "d2": 1, "a1": 5, "a2": 1},  # layer 2 reads 3 forms
      dict(formula=37, certified=37, **{"other fiber": 1})),
-    ({"depth": 3, "d0": 6, "d1": 6, "d2": 6, "d3": 6, "a1": 6, "a2": 6, "a3": 6},      # maxima: formula only
+    ({"depth": 3, "d0": 6, "d1": 6, "d2": 6, "d3": 6, "a1": 6, "a2": 6, "a3": 6},  # formula only
      {"parameters": 324, "formula": 141, "certified": None, "lower": None, "dimension": 141}),
     ({"depth": 1, "d0": 1, "d1": 1, "d2": 1, "d3": 1, "a1": 1, "a2": 1, "a3": 1},      # minima
      {"widths": (1, 1), "parameters": 3, "formula": 1, "certified": 1}),

@@ -27,10 +27,10 @@ def test_width_ten_gets_more_trials():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"samples": 0}, "samples must be a positive integer, got samples=0"),
-    ({"samples": 2.5}, "samples must be a positive integer, got samples=2.5"),
-    ({"workers": 0}, "workers must be a positive integer, got workers=0"),
-    ({"workers": True}, "workers must be a positive integer, got workers=True"),
+    ({"samples": 0}, "samples must be an integer >= 1, got samples=0"),
+    ({"samples": 2.5}, "samples must be an integer >= 1, got samples=2.5"),
+    ({"workers": 0}, "workers must be an integer >= 1, got workers=0"),
+    ({"workers": True}, "workers must be an integer >= 1, got workers=True"),
 ])
 def test_bad_arguments_are_one_line(kwargs, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):

@@ -64,7 +64,7 @@ def test_width_tangents_keep_the_function_along_a_finite_step(rng):
     weights = random_weights(arch, rng)
     step = weights_to_vector(weights) + width_tangents(arch, weights)[0]
     from lsa_helpers import function_distance
-    assert function_distance(arch, weights, vector_to_weights(arch, step), rng) < 1e-10
+    assert function_distance(arch, weights, vector_to_weights(arch, step), rng=rng) < 1e-10
 
 
 CERTIFIED = [  # (widths, ranks, dimension): the bounds meet
@@ -135,7 +135,8 @@ def test_virtual_weights_keep_dimension_plus_l(widths, ranks, rng):
 def test_virtual_jacobian_is_blind_to_the_gl_actions_in_floats(rng):
     arch = Architecture((4, 3, 3, 4), (2, 3, 2))
     weights = random_weights(arch, rng)
-    moved = act_width(act_attention(weights, 2, rng.normal(size=(3, 3))), 1, rng.normal(size=(3, 3)))
+    moved = act_width(act_attention(weights, 2, rng.normal(size=(3, 3))), 1,
+                      rng.normal(size=(3, 3)))
     for M, N in zip(virtual_weights(weights).M, virtual_weights(moved).M):
         np.testing.assert_allclose(M, N, rtol=1e-9, atol=1e-12)
     assert float_rank(virtual_jacobian(arch, weights)).rank == formula_dimension(arch).value + 3
@@ -156,12 +157,15 @@ def test_fiber_tangents_span_the_kernel_of_the_jacobian(rng):
 @pytest.mark.parametrize("call, message", [
     (lambda: dimension(Architecture((3, 3), (2,), normalization="softmax"), method="exact"),
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
-    (lambda: width_tangents(Architecture((3, 3, 3), (2, 2)), random_weights(Architecture((3, 3), (2,)), 0)),
+    (lambda: width_tangents(Architecture((3, 3, 3), (2, 2)),
+                            random_weights(Architecture((3, 3), (2,)), 0)),
      "weights must have 2 layers, got 1"),
-    (lambda: virtual_jacobian(Architecture((3, 3), (2,)), random_weights(Architecture((3, 3), (2,)), 0),
+    (lambda: virtual_jacobian(Architecture((3, 3), (2,)),
+                              random_weights(Architecture((3, 3), (2,)), 0),
                               modulus=1),
      "modulus must be a prime p with 2 <= p < 2^62, got modulus=1"),
-    (lambda: width_tangents(Architecture((3, 3, 3), (2, 2)), random_weights(Architecture((3, 3, 3), (2, 2)), 0),
+    (lambda: width_tangents(Architecture((3, 3, 3), (2, 2)),
+                            random_weights(Architecture((3, 3, 3), (2, 2)), 0),
                             modulus=PRIME),
      "weights must be integers when a modulus is given"),
 ])

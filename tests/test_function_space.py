@@ -20,7 +20,7 @@ def test_methods():
     exact = dimension(arch, method="exact", rng=1)
     assert exact.certified_dimension is None and exact.rank == exact.upper_bound == 34
     floating = dimension(arch, method="float", rng=1)
-    assert floating.rank == 34 and floating.float_rank.is_clear and floating.modulus is None
+    assert floating.rank == 34 and floating.float_reading.is_clear and floating.modulus is None
     softmax = dimension(Architecture((4, 3, 4), (2, 3), "softmax"), rng=1)
     assert softmax.method == "float" and softmax.rank == 36
 
@@ -39,7 +39,8 @@ def test_sample_limit():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"method": "fast"}, "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
+    ({"method": "fast"},
+     "method must be one of ('auto', 'float', 'exact', 'certified'), got 'fast'"),
     ({"method": "certified", "arch": Architecture((3, 3), (2,), "softmax")},
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
     ({"rng": "x"}, "rng must be a numpy Generator, a non-negative int seed or None, got rng='x'"),
@@ -77,12 +78,12 @@ def test_the_memory_of_a_certified_run_stays_with_one_chunk():
 
 @pytest.mark.parametrize("call, message", [
     (lambda: dimension(Architecture((3, 3), (2,)), max_samples=-1),
-     "max_samples must be a positive integer or None, got max_samples=-1"),
+     "max_samples must be an integer >= 1 or None, got max_samples=-1"),
     (lambda: dimension(Architecture((60, 60), (60,))),
      ("this request may need up to 16.9 GB of memory, above max_memory = 4 GB; raise max_memory "
       "to compute it anyway")),
     (lambda: dimension(Architecture((3, 3), (2,)), max_memory=float("nan")),
-     "max_memory must be a positive number of bytes, got max_memory=nan"),
+     "max_memory must be a finite number > 0, got max_memory=nan"),
     (lambda: Architecture({3, 4}, (2,)),
      "widths must be a sequence of positive integers, got widths={3, 4}"),
     (lambda: dimension(Architecture((3, 3), (2,)), rng=-1),
@@ -112,7 +113,7 @@ def float_against_certified(arch, seed, max_samples=None):
     floating = dimension(arch, method="float", rng=seed, max_samples=max_samples)
     certified = dimension(arch, rng=seed).certified_dimension
     assert certified is not None, arch
-    found = floating.float_rank
+    found = floating.float_reading
     if found.is_clear:
         assert floating.rank == certified and found.reason is None, (arch, seed, found)
     else:
@@ -163,7 +164,7 @@ def test_a_float_rank_above_the_upper_bound_is_not_clear():
     level (1e-16) and, scaled up, counted as directions: rank 57 above the proved bound 49."""
     result = dimension(Architecture((3,) * 6, (2,) * 5, "softmax"), rng=0)
     assert result.rank > result.upper_bound == 49
-    assert not result.float_rank.is_clear and "upper bound 49" in result.float_rank.reason
+    assert not result.float_reading.is_clear and "upper bound 49" in result.float_reading.reason
 
 
 def test_floating_point_exceptions_in_the_jacobian_are_reported():
@@ -171,4 +172,4 @@ def test_floating_point_exceptions_in_the_jacobian_are_reported():
     grows like a cube per layer and overflows; the rows that overflow are left out."""
     result = dimension(Architecture((2,) * 10, (1,) * 9, skip=True), method="float", rng=0,
                        max_samples=8)
-    assert "overflow in computing the Jacobian" in result.float_rank.reason
+    assert "overflow in computing the Jacobian" in result.float_reading.reason

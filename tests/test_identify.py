@@ -105,7 +105,7 @@ def test_recovery_through_Q_and_K_with_zero_rows_and_columns(rng):
     np.testing.assert_allclose(rec.A, lam * A, atol=1e-10)
     np.testing.assert_allclose(rec.V * lam, V, atol=1e-10)
     full = Architecture((4, 3), (4,))  # rec.layer has Q = A, K = I: attention rank d
-    assert function_distance(full, [layer_from_attention(A, V)], [rec.layer], rng) < 1e-10
+    assert function_distance(full, [layer_from_attention(A, V)], [rec.layer], rng=rng) < 1e-10
 
 
 def test_rank_one_case_returns_both_candidates_of_the_swap(rng):
@@ -117,7 +117,7 @@ def test_rank_one_case_returns_both_candidates_of_the_swap(rng):
     arch = Architecture((3, 2), (3,))
     for A_c, V_c in rec.candidates:
         assert function_distance(arch, [layer_from_attention(A, V)],
-                                 [layer_from_attention(A_c, V_c)], rng) < 1e-10
+                                 [layer_from_attention(A_c, V_c)], rng=rng) < 1e-10
     (A1, _V1), (A2, _V2) = rec.candidates
     assert not is_multiple(A2, A1)  # two different components of the fiber
     # one candidate is (lambda A, V / lambda); the other is the swap (z q^T, v k^T)
@@ -171,7 +171,8 @@ def test_a_black_box_that_is_not_lightning_is_detected(rng):
     ({"tokens": 1}, "tokens must be an integer >= 2, got tokens=1"),
     ({"samples": 0}, "samples must be an integer >= 1, got samples=0"),
     ({"rtol": 0}, "rtol must be a number between 0 and 1, got rtol=0"),
-    ({"rng": "seed"}, "rng must be a numpy Generator, a non-negative int seed or None, got rng='seed'"),
+    ({"rng": "seed"},
+     "rng must be a numpy Generator, a non-negative int seed or None, got rng='seed'"),
     ({"black_box": lambda X: X.sum(axis=0)},
      "black_box must map a d x t input to a d' x t output, got shape (2,) for a 3 x 2 input"),
     ({"black_box": lambda X: np.full((2, X.shape[1]), np.nan)},

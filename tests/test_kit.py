@@ -8,6 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted((ROOT / "notebooks").glob("0*.ipynb"))
 HANGUL = re.compile("[가-힣]")
+KOREAN_TERM = re.compile(r"\(((?:\([가-힣 ]+\) )?[가-힣][가-힣 ]*(?:\(generic\))?)\)")
+"""A Korean term in parentheses, e.g. (파이버) or ((일반) 파이버)."""
 
 
 def table_rows(text):
@@ -60,7 +62,7 @@ def test_the_notebooks_korean_terms_come_from_the_glossary():
             if cell["cell_type"] != "markdown":
                 continue
             text = "".join(cell["source"])
-            for term in re.findall(r"\(((?:\([가-힣 ]+\) )?[가-힣][가-힣 ]*(?:\(generic\))?)\)", text):
+            for term in KOREAN_TERM.findall(text):
                 if normal(term) not in terms:
                     unknown.add((path.name[:2], term))
     assert not unknown, f"Korean terms not in GLOSSARY.md: {sorted(unknown)}"
@@ -87,7 +89,8 @@ def stated_core_minutes():
 
 def test_every_map_of_the_course_gives_the_times_the_notebooks_state():
     minutes = stated_core_minutes()
-    course_map = json.loads((ROOT / "notebooks" / "00_course_map.ipynb").read_text(encoding="utf-8"))
+    course_map = json.loads(
+        (ROOT / "notebooks" / "00_course_map.ipynb").read_text(encoding="utf-8"))
     tables = {"README.md": (ROOT / "README.md").read_text(encoding="utf-8"),
               "README.ko.md": (ROOT / "README.ko.md").read_text(encoding="utf-8"),
               "00_course_map (Bonus 3)": "".join("".join(c["source"]) for c in course_map["cells"]

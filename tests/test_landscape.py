@@ -45,7 +45,8 @@ def test_training_reaches_zero_loss_away_from_the_teacher(minimum):
     loss = squared_loss(arch, run.weights, problem.inputs, problem.targets)
     assert loss <= 1e-24 * 0.5 * np.sum(problem.targets**2)
     assert squared_loss(arch, problem.start, problem.inputs, problem.targets) > 1e6 * loss
-    moved = [np.abs(w - v).max() for a, b in zip(run.weights, problem.teacher) for w, v in zip(a, b)]
+    moved = [np.abs(w - v).max()
+             for a, b in zip(run.weights, problem.teacher) for w, v in zip(a, b)]
     assert max(moved) > 1e-2  # a zero-loss point found by the optimizer, not the teacher itself
 
 
@@ -108,14 +109,14 @@ def test_one_input_pads_the_spectrum_with_zeros():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda a, p: teacher_problem(a, 0, SEED), "count must be a positive integer"),
+    (lambda a, p: teacher_problem(a, 0, SEED), "count must be an integer >= 1"),
     (lambda a, p: teacher_problem(a, 3, SEED, perturbation=-1.0), "perturbation must be"),
     (lambda a, p: squared_loss(a, p.teacher, p.inputs[:, :2], p.targets), "inputs must have shape"),
     (lambda a, p: squared_loss(a, p.teacher, p.inputs, p.targets[:2]), "targets must have shape"),
     (lambda a, p: train_to_zero_loss(a, p.start, p.inputs, p.targets, max_steps=0),
-     "max_steps must be a positive integer"),
+     "max_steps must be an integer >= 1"),
     (lambda a, p: train_to_zero_loss(a, p.start, p.inputs, p.targets, rtol=0.0),
-     "rtol must be a positive number"),
+     "rtol must be a finite number > 0"),
     (lambda a, p: train_to_zero_loss(a, p.start[:1], p.inputs, p.targets), "weights must have"),
     (lambda a, p: loss_hessian(a, p.teacher, p.inputs, p.targets, step=0), "step must be"),
     (lambda a, p: flat_directions(a, p.teacher, np.zeros((0, 3, 3))), "inputs must have shape"),
@@ -224,16 +225,17 @@ def test_first_step_below_and_the_loss_along_a_run():
     (lambda X, Y, L: descend_together([L], loss_moments(X[:, :2], Y), learning_rate=0.1, steps=1),
      "moments must be those of a training set with d = 3, d' = 2"),
     (lambda X, Y, L: descend_together([L], loss_moments(X, Y), learning_rate=0, steps=1),
-     "learning_rate must be a positive number, got learning_rate=0"),
+     "learning_rate must be a finite number > 0, got learning_rate=0"),
     (lambda X, Y, L: descend_together([L], loss_moments(X, Y), learning_rate=0.1, steps=0),
-     "steps must be a positive integer, got steps=0"),
+     "steps must be an integer >= 1, got steps=0"),
     (lambda X, Y, L: descend_together([L], loss_moments(X, Y), learning_rate=0.1, steps=2,
-                                      record_every=True), "record_every must be a positive integer"),
+                                      record_every=True), "record_every must be an integer >= 1"),
     (lambda X, Y, L: descend_together([Layer(*(30 * w for w in L))], loss_moments(X, Y),
                                       learning_rate=1.0, steps=50),
      r"learning_rate=1.0 is too large: the loss of start 0 diverged at step \d+"),
     (lambda X, Y, L: first_step_below(descend_together([L], loss_moments(X, Y), learning_rate=0.1,
-                                                       steps=1)[0], 0), "fraction must be a positive"),
+                                                       steps=1)[0], 0),
+                                                       "fraction must be a finite number > 0"),
     (lambda X, Y, L: loss_along(descend_together([L], loss_moments(X, Y), learning_rate=0.1,
                                                  steps=1)[0], X[:, :2], Y),
      r"inputs and targets must have shapes \(N, 3, t\) and \(N, 2, t\) for this run"),

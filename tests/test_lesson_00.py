@@ -10,7 +10,7 @@ from lsa_helpers.widgets import parameter_split_explorer
 @pytest.mark.parametrize("values, expected", [
     ({"d": 3, "d_out": 3, "a": 3}, (27, 17, 9, 1)),   # the notebook's first certified dimension
     ({"d": 3, "d_out": 3, "a": 5}, (39, 17, 21, 1)),  # a > d: rotation 2ad - d^2, no new dimension
-    ({"d": 1, "d_out": 1, "a": 1}, (3, 1, 1, 1)),     # the smallest layer, every slider at its minimum
+    ({"d": 1, "d_out": 1, "a": 1}, (3, 1, 1, 1)),     # every slider at its minimum
     ({"d": 5, "d_out": 5, "a": 6}, (85, 49, 35, 1)),  # every slider at its maximum
     ({"d": 3, "d_out": 2, "a": 2}, (18, 13, 4, 1)),   # exercise 00.1, the demo's stored view
     ({"d": 3, "d_out": 2, "a": 6}, (42, 14, 27, 1)),  # the demo's question: past a = d, rotation

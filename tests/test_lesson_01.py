@@ -13,15 +13,18 @@ LESSON = NOTEBOOKS / "01_polynomial_definition.ipynb"
 
 # each stub's raise, keyed by the start of its message, and the lines of the worked solution
 ANSWERS = {
-    "Exercise 01.1:": ["entries = [k * q * v * (x1**3 + x1 * x2**2), k * q * v * (x1**2 * x2 + x2**3)]"],
-    "Exercise 01.2:": ["from math import comb", "return comb(d + 2, 3) + (t - 1) * d * comb(d + 1, 2)"],
+    "Exercise 01.1:": [("entries = [k * q * v * (x1**3 + x1 * x2**2), "
+                        "k * q * v * (x1**2 * x2 + x2**3)]")],
+    "Exercise 01.2:": ["from math import comb",
+                       "return comb(d + 2, 3) + (t - 1) * d * comb(d + 1, 2)"],
     "Exercise 01.3:": ["t = 1",
                        ("while not multiplication_counts(d, d_out, a, t)['linear'] < "
                         "multiplication_counts(d, d_out, a, t)['quadratic']:"),
                        "    t += 1",
                        "return t"],
     "Exercise 01.4: replace this raise by the degree, a formula in l\"": ["return 3**l"],
-    "Exercise 01.4: replace this raise by the degree, a formula in l and i": ["return 3 ** (l - i)"],
+    "Exercise 01.4: replace this raise by the degree, a formula in l and i":
+        ["return 3 ** (l - i)"],
 }
 RAISE = re.compile(r"^( *)raise NotImplementedError\((?:[^()]|\([^()]*\))*\)\n?", re.MULTILINE)
 
@@ -54,7 +57,8 @@ def test_lesson_runs_with_the_exercises_solved():
             cell.metadata["tags"] = [t for t in cell.metadata["tags"] if t != "raises-exception"]
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
-    printed = [o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    printed = [o.get("text",
+                     "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert sum("all checks passed" in text for text in printed) == 2  # exercises 01.3 and 01.4
     assert any("monomials per entry: [2, 2]" in text for text in printed)  # exercise 01.1
     assert any("d = 3, t = 3: 46 monomials per entry" in text for text in printed)  # exercise 01.2
@@ -62,7 +66,7 @@ def test_lesson_runs_with_the_exercises_solved():
 
 
 def test_the_demo_draws_the_size_panel_only_with_sizes(caplog):
-    """Section 4 draws the cost alone; Bonus 2's sizes=True adds the bars, the count 1 still visible."""
+    """Section 4 draws the cost alone; Bonus 2's sizes=True adds the bars, a count of 1 visible."""
     import matplotlib.pyplot as plt
     from widget_support import set_and_run
 

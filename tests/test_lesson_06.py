@@ -66,9 +66,10 @@ def test_the_check_rejects_wrong_answers(namespace, answer, message):
 
 
 def test_the_core_runs_with_the_exercise_answered():
-    """Every core cell, up to the Summary, in one kernel: the check finds all it uses in the core."""
+    """Every core cell, up to the Summary, in one kernel: the check finds all it uses there."""
     nb = nbformat.read(LESSON, as_version=4)
-    nb.cells = nb.cells[:next(i for i, c in enumerate(nb.cells) if c.source.startswith("## Summary"))]
+    summary = next(i for i, c in enumerate(nb.cells) if c.source.startswith("## Summary"))
+    nb.cells = nb.cells[:summary]
     stubs = [c for c in nb.cells if "raises-exception" in c.metadata.get("tags", [])]
     assert len(stubs) == 1
     stubs[0].source = RAISE.sub(ANSWER, stubs[0].source)

@@ -47,7 +47,8 @@ def test_cubic_and_trilinear(rng):
         combo = list(layer)
         combo[factor] = 2 * layer[factor] - 3 * other[factor]
         expected = 2 * f - 3 * layer_forward(Layer(*mix[1]), X)
-        np.testing.assert_allclose(layer_forward(Layer(*combo), X), expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(layer_forward(Layer(*combo), X), expected, rtol=1e-10,
+                                   atol=1e-12)
 
 
 def test_deep_network_is_homogeneous_of_degree_three_to_the_l(rng):
@@ -71,7 +72,8 @@ def test_softmax_columns_are_probabilities_over_keys(rng):
 @pytest.mark.parametrize("kwargs, message", [
     ({"X": np.ones((3, 2))}, "X must have shape (..., 4, t) (tokens as columns), got (3, 2)"),
     ({"X": np.ones(4)}, "X must have shape (..., 4, t) (tokens as columns), got (4,)"),
-    ({"X": np.ones((4, 2)), "order": "cubic"}, "order must be one of ('linear', 'quadratic'), got 'cubic'"),
+    ({"X": np.ones((4, 2)), "order": "cubic"},
+     "order must be one of ('linear', 'quadratic'), got 'cubic'"),
     ({"X": np.ones((4, 2)), "normalization": "relu"},
      "normalization must be one of ('lightning', 'softmax'), got 'relu'"),
 ])

@@ -47,7 +47,8 @@ def test_exact_rank_is_modular():
     assert exact_rank(np.zeros((0, 3))) == 0
 
 
-@pytest.mark.parametrize("widths, ranks", [((3, 2), (2,)), ((4, 3, 4), (2, 3)), ((3, 3, 3, 3), (2, 2, 2))])
+@pytest.mark.parametrize("widths, ranks",
+                         [((3, 2), (2,)), ((4, 3, 4), (2, 3)), ((3, 3, 3, 3), (2, 2, 2))])
 def test_float_and_exact_ranks_agree_where_the_gap_is_clear(widths, ranks, rng):
     arch = Architecture(widths, ranks)
     count = 2 * arch.parameter_count // (widths[-1] * arch.tokens) + 1
@@ -63,7 +64,8 @@ def test_float_and_exact_ranks_agree_where_the_gap_is_clear(widths, ranks, rng):
     (lambda: float_rank(np.ones(3)), "M must be a finite 2-D array of numbers, got shape (3,)"),
     (lambda: float_rank(np.array([[1.0, np.nan]])),
      "M must be a finite 2-D array of numbers, got shape (1, 2)"),
-    (lambda: exact_rank(np.array([[0.5, 1.0]])), "M must be a 2-D array of integers, got shape (1, 2)"),
+    (lambda: exact_rank(np.array([[0.5, 1.0]])),
+     "M must be a 2-D array of integers, got shape (1, 2)"),
 ])
 def test_errors(call, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
@@ -171,7 +173,7 @@ def python_product(A, B, p):
 
 @pytest.mark.parametrize("p", [2, 101, PRIME, 94906249])  # 94906249: the largest accepted prime
 def test_modular_products_are_exact_for_every_accepted_modulus(p, rng):
-    from lsa_helpers import mod_matmul
+    from lsa_helpers.rank import mod_matmul
 
     A = rng.integers(max(p - 50, 0), p, size=(4, 300)).astype(float)  # near p: the worst case
     B = rng.integers(max(p - 50, 0), p, size=(300, 3)).astype(float)
@@ -185,7 +187,7 @@ def test_modular_products_are_exact_for_every_accepted_modulus(p, rng):
     (94906297, "p must satisfy (p - 1)^2 < 2^53 for exact float64 products, got p=94906297"),
 ])
 def test_modular_products_refuse_a_modulus_they_cannot_use(p, message):
-    from lsa_helpers import mod_matmul
+    from lsa_helpers.rank import mod_matmul
 
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         mod_matmul(np.ones((2, 2)), np.ones((2, 2)), p)
@@ -198,7 +200,7 @@ def test_modular_products_refuse_a_modulus_they_cannot_use(p, message):
      "A and B must be 2-D with A's columns matching B's rows, got (1, 3) and (2, 2)"),
 ])
 def test_modular_products_refuse_what_is_not_residues(A, message):
-    from lsa_helpers import mod_matmul
+    from lsa_helpers.rank import mod_matmul
 
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         mod_matmul(A, np.ones((2, 2)), 7)
@@ -210,7 +212,7 @@ def test_modular_products_refuse_what_is_not_residues(A, message):
     (lambda: RowSpace(2**61 - 1, 2),
      "modulus must satisfy (modulus - 1)^2 < 2^53 for exact float64 products, "
      "got modulus=2305843009213693951"),
-    (lambda: RowSpace(7, -1), "width must be a non-negative integer, got width=-1"),
+    (lambda: RowSpace(7, -1), "width must be an integer >= 0, got width=-1"),
     (lambda: RowSpace(7, 2).extend(np.array([[0.5, 1.0]])),
      "X must be integers when a modulus is given"),
     (lambda: RowSpace(7, 2).extend(np.array([[np.inf, 1.0]])),
@@ -263,17 +265,22 @@ def test_short_floats_within_their_exact_integers_are_accepted():
 
 
 def modulus_calls():
-    """Every public callable of the package that takes a modulus, called with modulus ``m``."""
+    """Every callable of the package that takes a modulus, called with modulus ``m``: the public
+    ones and the checks and exact products behind them (:data:`PLUMBING`)."""
     import lsa_helpers as lsa
+    from lsa_helpers._checks import prime
+    from lsa_helpers.differential import check_modulus
+    from lsa_helpers.rank import mod_matmul
+    from lsa_helpers.weights import check_weights
 
     arch, heads = Architecture((2, 2), (1,)), lsa.MultiHead(2, 2, (1, 1), (1, 1))
     W, H = lsa.random_weights(arch, 0, modulus=5), lsa.random_heads(heads, 0, modulus=5)
     X = np.ones((1, 2, 3))
     return {
         "RowSpace": lambda m, w, h: RowSpace(m, 2),
-        "check_modulus": lambda m, w, h: lsa.check_modulus(arch, m),
-        "check_prime": lambda m, w, h: lsa.check_prime(m),
-        "check_weights": lambda m, w, h: lsa.check_weights(arch, w or W, modulus=m),
+        "check_modulus": lambda m, w, h: check_modulus(arch, m),
+        "check_prime": lambda m, w, h: prime("modulus", m),
+        "check_weights": lambda m, w, h: check_weights(arch, w or W, modulus=m),
         "degenerate_tangents": lambda m, w, h: lsa.degenerate_tangents(arch, w or W, modulus=m),
         "dimension": lambda m, w, h: dimension(arch, rng=0, modulus=m),
         "exact_rank": lambda m, w, h: exact_rank([[1]], m),
@@ -281,7 +288,7 @@ def modulus_calls():
         "head_symmetry_tangents": lambda m, w, h: lsa.head_symmetry_tangents(heads, h or H,
                                                                             modulus=m),
         "jacobian": lambda m, w, h: jacobian(arch, w or W, X, modulus=m),
-        "mod_matmul": lambda m, w, h: lsa.mod_matmul(np.ones((1, 1)), np.ones((1, 1)), m),
+        "mod_matmul": lambda m, w, h: mod_matmul(np.ones((1, 1)), np.ones((1, 1)), m),
         "multihead_dimension": lambda m, w, h: lsa.multihead_dimension(heads, rng=0, modulus=m),
         "multihead_jacobian": lambda m, w, h: lsa.multihead_jacobian(heads, h or H, X, modulus=m),
         "random_heads": lambda m, w, h: lsa.random_heads(heads, 0, modulus=m),
@@ -289,6 +296,8 @@ def modulus_calls():
         "random_weights": lambda m, w, h: random_weights(arch, 0, modulus=m),
         "swap_tangent_dimension": lambda m, w, h: lsa.swap_tangent_dimension(
             Architecture((2, 1), (1,)), [1, 0], [0, 1], [1], [1, 1], rng=0, modulus=m),
+        "symmetry_tangent_groups": lambda m, w, h: lsa.symmetry_tangent_groups(arch, w or W,
+                                                                              modulus=m),
         "symmetry_tangents": lambda m, w, h: lsa.symmetry_tangents(arch, w or W, modulus=m),
         "tangent_dimension": lambda m, w, h: lsa.tangent_dimension(arch, (w or W)[0], rng=0,
                                                                   modulus=m),
@@ -297,15 +306,18 @@ def modulus_calls():
     }
 
 
+PLUMBING = {"RowSpace", "check_modulus", "check_prime", "check_weights", "mod_matmul"}
+
+
 def test_every_public_callable_with_a_modulus_is_listed():
     import inspect
 
     import lsa_helpers as lsa
 
-    taking = {name for name in dir(lsa) if callable(getattr(lsa, name))
-              and not name.startswith("_") and name != "Dimension"  # Dimension only records it
+    taking = {name for name in lsa.__all__ if callable(getattr(lsa, name))
+              and name != "Dimension"  # Dimension only records it
               and {"modulus", "p"} & set(inspect.signature(getattr(lsa, name)).parameters)}
-    assert taking == set(modulus_calls())
+    assert taking == set(modulus_calls()) - PLUMBING
 
 
 @pytest.mark.parametrize("name", sorted(modulus_calls()))
@@ -325,8 +337,8 @@ def test_a_prime_too_large_for_float64_residues_is_refused(name):
 
 
 WEIGHTED = ["check_weights", "degenerate_tangents", "fiber_tangents", "head_symmetry_tangents",
-            "jacobian", "multihead_jacobian", "symmetry_tangents", "tangent_dimension",
-            "virtual_jacobian", "width_tangents"]
+            "jacobian", "multihead_jacobian", "symmetry_tangent_groups", "symmetry_tangents",
+            "tangent_dimension", "virtual_jacobian", "width_tangents"]
 
 
 @pytest.mark.parametrize("name", WEIGHTED)

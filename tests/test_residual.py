@@ -117,10 +117,11 @@ def test_residual_dimensions_by_hand():
 
 def test_softmax_and_one_token_formulas():
     deep_softmax = formula_dimension(Architecture((3, 3, 3), (2, 2), "softmax", skip=True))
-    assert (deep_softmax.value, deep_softmax.status) == (34, "derived")  # not the paper's conjecture
+    # not the paper's conjecture
+    assert (deep_softmax.value, deep_softmax.status) == (34, "derived")
     assert formula_dimension(Architecture((3, 3, 3), (2, 2), skip=True)).status == "derived"
     assert formula_dimension(Architecture((3, 3), (2,), "softmax", skip=True)).status == "paper"
     assert formula_dimension(Architecture((3, 3, 3), (2, 2), "softmax", 1, skip=True)).value == 9
     assert formula_dimension(Architecture((3, 3, 3), (2, 2), tokens=1, skip=True)).value is None
     found = dimension(Architecture((3, 3, 3), (2, 2), "softmax", skip=True), rng=0)
-    assert found.rank == 34 and found.float_rank.is_clear
+    assert found.rank == 34 and found.float_reading.is_clear

@@ -105,7 +105,7 @@ def test_boundary_points_are_parallel_factors(rng):
 
 def test_slice_errors():
     with pytest.raises(ValueError, match=re.escape(
-            "alpha must be a finite real number, got alpha=nan")):
+            "alpha must be a finite number, got alpha=nan")):
         slice_position(float("nan"), 0.0, 0.0)
     with pytest.raises(ValueError, match=re.escape("rtol must be a number in [0, 1), got rtol=2")):
         slice_position(1.0, 0.0, 0.0, rtol=2)
@@ -152,7 +152,7 @@ def test_rank_one_layers_give_one_function(rng):
         k, q, z, v = (rng.normal(size=n) for n in (d, d, d, d_out))
         one, swapped = rank_one_layers(k, q, v, z, a=a)
         assert one.Q.shape == one.K.shape == (a, d)
-        assert is_same_function(arch, [one], [swapped], rng)
+        assert is_same_function(arch, [one], [swapped], rng=rng)
 
 
 def test_tangent_dimension_at_generic_points_is_the_dimension(rng):
@@ -220,7 +220,7 @@ def test_tangent_dimension_errors(rng):
     with pytest.raises(ValueError, match=re.escape(
             "k, q, v, z must have shapes {'k': (3,), 'q': (3,), 'v': (2,), 'z': (3,)}")):
         swap_tangent_dimension(arch, [1, 0, 0], [0, 1, 0], [1], [0, 0, 1])
-    with pytest.raises(ValueError, match=re.escape("a must be a positive integer, got a=0")):
+    with pytest.raises(ValueError, match=re.escape("a must be an integer >= 1, got a=0")):
         rank_one_layers([1, 0], [0, 1], [1], [1, 1], a=0)
 
 
@@ -249,7 +249,7 @@ def test_gradient_descent_is_pure_and_fits_a_teacher(rng):
     assert run.losses[-1] < 1e-8 * run.losses[0]
     assert run.attention_singular_values.shape == (5, 3)
     assert run.value_singular_values.shape == (5, 2)
-    assert is_same_function(Architecture((3, 2), (3,)), [run.final], [teacher], rng, rtol=1e-4)
+    assert is_same_function(Architecture((3, 2), (3,)), [run.final], [teacher], rng=rng, rtol=1e-4)
     assert "Trajectory(steps=2000, records=5" in repr(run)
 
 
@@ -269,10 +269,10 @@ def test_gradient_descent_errors(rng):
             "learning_rate=100.0 is too large: the loss diverged at step")):
         gradient_descent(layer, 10 * X, Y + 1, learning_rate=100.0, steps=50)
     with pytest.raises(ValueError, match=re.escape(
-            "learning_rate must be a positive number, got learning_rate=0")):
+            "learning_rate must be a finite number > 0, got learning_rate=0")):
         gradient_descent(layer, X, Y, learning_rate=0, steps=5)
     with pytest.raises(ValueError, match=re.escape(
-            "steps must be a positive integer, got steps=0")):
+            "steps must be an integer >= 1, got steps=0")):
         gradient_descent(layer, X, Y, learning_rate=0.1, steps=0)
     with pytest.raises(ValueError, match=re.escape(
             "targets must have shape (3, 1, 2), got (3, 2, 2)")):

@@ -93,7 +93,10 @@ def test_the_lightning_scaling_is_an_inverse_temperature_for_softmax(rng, lam):
 
 def test_recovery_reports_what_is_not_a_softmax_layer(rng):
     layer = random_layer(rng, 3, 2, 2)
-    lightning = lambda X: layer_forward(layer, X)
+
+    def lightning(X):
+        return layer_forward(layer, X)
+
     with pytest.raises(ValueError, match=re.escape(
             "black_box is not a softmax self-attention layer with values V: attention weights "
             "outside (0, 1)")):
@@ -103,7 +106,8 @@ def test_recovery_reports_what_is_not_a_softmax_layer(rng):
 @pytest.mark.parametrize("call, message", [
     (lambda box: recover_values(box, 0), "d must be an integer >= 1, got d=0"),
     (lambda box: recover_values(3, 3), "black_box must be a callable X -> phi(X), got 3"),
-    (lambda box: recover_values(box, 3, samples=2), "samples must be an integer >= 3, got samples=2"),
+    (lambda box: recover_values(box, 3, samples=2),
+     "samples must be an integer >= 3, got samples=2"),
     (lambda box: recover_attention(box, np.zeros((2, 3))),
      "V must be a finite, non-zero d' x d matrix, got shape (2, 3)"),
     (lambda box: recover_attention(box, np.ones(3)),
@@ -113,7 +117,7 @@ def test_recovery_reports_what_is_not_a_softmax_layer(rng):
     (lambda box: recover_attention(box, np.ones((2, 3)), samples=8),
      "samples must be an integer >= 9, got samples=8"),
     (lambda box: recover_attention(box, np.ones((2, 3)), scale=0),
-     "scale must be a positive number, got scale=0"),
+     "scale must be a finite number > 0, got scale=0"),
     (lambda box: recover_softmax_layer(box, 3, tokens=1),
      "tokens must be an integer >= 2, got tokens=1"),
     (lambda box: recover_softmax_layer(box, 3, rtol=2),

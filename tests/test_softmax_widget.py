@@ -19,7 +19,8 @@ def test_softmax_adds_one_dimension_per_layer(depth, width, rank, lightning, cap
     arch = Architecture((width,) * (depth + 1), (rank,) * depth, normalization="softmax")
     assert result["parameters"] == arch.parameter_count
     assert result["lightning"] == lightning
-    assert result["softmax"] == lightning + depth == result["formula"] == formula_dimension(arch).value
+    assert result["softmax"] == lightning + depth == result["formula"]
+    assert result["formula"] == formula_dimension(arch).value
     assert result["difference"] == depth and result["gap clear"]
     assert result["status"] == ("paper" if depth == 1 else "conjecture")
 

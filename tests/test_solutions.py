@@ -32,7 +32,8 @@ def stubs(path):
             tagged = "raises-exception" in cell["metadata"].get("tags", [])
             match = EXERCISE.search(text(cell))
             assert tagged and match, (f"{path.name}: an exercise stub must be tagged "
-                                      f"raises-exception and raise 'Exercise NN.k: ...':\n{text(cell)[:200]}")
+                                      "raises-exception and raise 'Exercise NN.k: ...':\n"
+                                      f"{text(cell)[:200]}")
             found.append(match.group(2))
     return found
 

@@ -13,8 +13,8 @@ from lsa_helpers import (
     Architecture,
     dimension,
     exact_rank,
-    forward,
     formula_dimension,
+    forward,
     random_inputs,
     random_weights,
     rank_one_layers,
@@ -52,7 +52,7 @@ def test_the_softmax_fiber_is_the_gl_orbit_only_under_the_bottleneck(widths, ran
     softmax = Architecture(widths, ranks, "softmax")
     found = dimension(softmax, rng=SEED)
     assert softmax.parameter_count == parameters
-    assert found.rank == found.upper_bound == rank and found.float_rank.is_clear
+    assert found.rank == found.upper_bound == rank and found.float_reading.is_clear
     weights = random_weights(softmax, SEED, modulus=PRIME)
     orbit_rank = exact_rank(symmetry_tangents(softmax, weights, modulus=PRIME))
     assert orbit_rank == gl_orbit(softmax) == orbit
@@ -73,7 +73,7 @@ def test_softmax_is_not_lightning_plus_l_after_a_rank_one_collapse():
     """Widths (3, 3, 3), ranks (1, 3): softmax 23, lightning 18 + 2 = 20."""
     softmax = dimension(Architecture((3, 3, 3), (1, 3), "softmax"), rng=SEED)
     lightning = dimension(Architecture((3, 3, 3), (1, 3)), rng=SEED).certified_dimension
-    assert softmax.rank == 23 and softmax.float_rank.is_clear and lightning == 18
+    assert softmax.rank == 23 and softmax.float_reading.is_clear and lightning == 18
     assert softmax.rank != lightning + 2
     no_collapse = dimension(Architecture((3, 3, 3), (2, 3), "softmax"), rng=SEED).rank
     without = dimension(Architecture((3, 3, 3), (2, 3)), rng=SEED).certified_dimension

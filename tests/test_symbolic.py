@@ -29,5 +29,5 @@ def test_agrees_with_the_numeric_layer(rng):
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="^tokens must be a positive integer, got tokens=0$"):
+    with pytest.raises(ValueError, match=r"^tokens must be an integer >= 1, got tokens=0$"):
         symbolic_layer(2, 1, 1, 0)

@@ -5,13 +5,12 @@ import pytest
 
 from lsa_helpers import (
     Architecture,
-    as_generator,
-    check_weights,
     random_inputs,
     random_weights,
     vector_to_weights,
     weights_to_vector,
 )
+from lsa_helpers.weights import as_generator, check_weights
 
 ARCH = Architecture((4, 3, 2), (2, 5))
 
@@ -44,12 +43,15 @@ def test_attention_matrix(rng):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: vector_to_weights(ARCH, np.zeros(3)), f"vector must have shape ({ARCH.parameter_count},), got (3,)"),
+    (lambda: vector_to_weights(ARCH, np.zeros(3)),
+     f"vector must have shape ({ARCH.parameter_count},), got (3,)"),
     (lambda: check_weights(ARCH, random_weights(ARCH, 0)[:1]), "weights must have 2 layers, got 1"),
     (lambda: check_weights(ARCH, (random_weights(ARCH, 0)[1],) * 2),
-     "layer 1 weights (Q, K, V) must have shapes ((2, 4), (2, 4), (3, 4)), got ((5, 3), (5, 3), (2, 3))"),
-    (lambda: random_inputs(ARCH, 0), "count must be a positive integer, got count=0"),
-    (lambda: as_generator("seed"), "rng must be a numpy Generator, a non-negative int seed or None, got rng='seed'"),
+     "layer 1 weights (Q, K, V) must have shapes ((2, 4), (2, 4), (3, 4)), "
+     "got ((5, 3), (5, 3), (2, 3))"),
+    (lambda: random_inputs(ARCH, 0), "count must be an integer >= 1, got count=0"),
+    (lambda: as_generator("seed"),
+     "rng must be a numpy Generator, a non-negative int seed or None, got rng='seed'"),
 ])
 def test_errors(call, message):
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):

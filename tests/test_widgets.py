@@ -14,12 +14,14 @@ def test_polynomial_explorer_counts(caplog):
     assert (facts["multiplications, V X (X^T A X)"], facts["multiplications, (V X X^T)(A X)"]) == (
         1024, 816)
     facts = set_and_run(widget, caplog, d=2, d_out=1, a=1, t=2)
-    assert facts["monomials per output entry"] == 10 and facts["span dimension of the neuromanifold"] == 6
+    assert facts["monomials per output entry"] == 10
+    assert facts["span dimension of the neuromanifold"] == 6
     facts = set_and_run(widget, caplog, d=6, d_out=4, a=6, t=64)
     assert facts["multiplications, (V X X^T)(A X)"] < facts["multiplications, V X (X^T A X)"]
     assert facts["tokens where both orders cost the same"] == [6]  # a does not move the tie
     facts = set_and_run(widget, caplog, d=1, d_out=1, a=1, t=1)  # the sliders' lower ends
-    assert facts["monomials per output entry"] == 1 and facts["tokens where both orders cost the same"] == [1]
+    assert facts["monomials per output entry"] == 1
+    assert facts["tokens where both orders cost the same"] == [1]
     bars = plt.gcf().axes[-1]  # a value of 1 still shows a bar on the log axis
     assert all(b.get_x() + b.get_width() > bars.get_xlim()[0] for b in bars.patches)
     facts = set_and_run(widget, caplog, d=16, d_out=8, a=16, t=64)  # the upper ends
@@ -28,29 +30,29 @@ def test_polynomial_explorer_counts(caplog):
     plt.close("all")
 
 
-@pytest.mark.parametrize("rank_A, rank_V, kind", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
+@pytest.mark.parametrize("rank_A, rank_V, case", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
                                                   (0, 2, "zero"), (3, 0, "zero")])
-def test_fiber_explorer_cases(rank_A, rank_V, kind, caplog):
+def test_fiber_explorer_cases(rank_A, rank_V, case, caplog):
     import matplotlib.pyplot as plt
 
     plt.close("all")
     result = set_and_run(fiber_explorer(), caplog, rank_A=rank_A, rank_V=rank_V)
-    assert result["kind"] == kind
+    assert result["case"] == case
     ax = plt.gcf().axes[-1]  # one visible bar per move, even for an exact 0 (the clipped-bar bug)
     assert len(ax.patches) == len(result) - 1 and all(b.get_width() > 0 for b in ax.patches)
     assert all(b.get_x() >= ax.get_xlim()[0] for b in ax.patches)
     plt.close("all")
-    if kind != "zero" or rank_A == 0:  # a nudge of A = 0 makes phi non-zero when V != 0
+    if case != "zero" or rank_A == 0:  # a nudge of A = 0 makes phi non-zero when V != 0
         assert result["scaling (2A, V/2)"] < 1e-10 < result["random nudge 1e-3"]
     else:                               # V = 0: nothing moves phi away from 0
         assert result["random nudge 1e-3"] == result["scaling (2A, V/2)"] == 0.0
-    if kind == "swap":
+    if case == "swap":
         assert result["rank-one swap"] < 1e-10
 
 
 def test_fiber_explorer_clamps_out_of_range(caplog):
     widget = fiber_explorer()
-    assert set_and_run(widget, caplog, rank_A=99, rank_V=-5)["kind"] == "zero"
+    assert set_and_run(widget, caplog, rank_A=99, rank_V=-5)["case"] == "zero"
     assert widget.children[0].value == 3 and widget.children[1].value == 0
 
 
@@ -138,7 +140,7 @@ def test_training_explorer_at_the_ends_of_its_sliders(caplog):
     from lsa_helpers.widgets import training_explorer
 
     plt.close("all")
-    rng = np.random.default_rng(2025)          # a teacher with rk A = 3, rk V = 1, as in notebook 06
+    rng = np.random.default_rng(2025)  # a teacher with rk A = 3, rk V = 1, as in notebook 06
     U, W = (np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(2))
     A, v, z = U @ np.diag([2.0, 0.8, 0.3]) @ W.T, rng.normal(size=2), rng.normal(size=3)
     teacher = Layer(A, np.eye(3), 1.5 * np.outer(v / np.linalg.norm(v), z / np.linalg.norm(z)))
