@@ -15,8 +15,9 @@ LABELS = {"paper", "derived", "reported", "open"}
 REJECTED = ("일반적으로", "모듈러 p", "결정 다양체", "(일반적)", "일반적(generic)")
 CALQUES = ("두 개의 명령", "출처 표시", "대화형", "따라가며", "이루어져 있습니다", "한계")
 # Glossary terms whose other renderings the course never writes: deep network is 심층 네트워크, not
-# 깊은 네트워크; lower semicontinuity is 하반연속성, never bare 반연속성.
-ONE_RENDERING = ("deep network", "lower semicontinuity")
+# 깊은 네트워크; lower semicontinuity is 하반연속성, never bare 반연속성; a fiber direction is
+# 파이버의 접방향, not 파이버 방향.
+ONE_RENDERING = ("deep network", "lower semicontinuity", "fiber direction")
 KOREAN_FILES = [ROOT / "README.ko.md", *sorted((ROOT / "notebooks" / "ko").glob("*.md"))]
 
 
