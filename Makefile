@@ -30,8 +30,11 @@ $(INSTALLED): requirements.txt pyproject.toml
 lab: $(INSTALLED)
 	$(BIN)/jupyter lab $(LAB_FLAGS)
 
+# Lint, types, tests and the stored notebooks: every step runs, and any failure fails the target.
 test: $(INSTALLED)
 	status=0; \
+	$(BIN)/ruff check lsa_helpers tests tools benchmarks notebooks || status=1; \
+	$(BIN)/mypy || status=1; \
 	$(BIN)/python -m pytest || status=1; \
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 		--nbval-sanitize-with notebooks/nbval_sanitize.cfg \
@@ -78,7 +81,7 @@ benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .benchmarks build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .benchmarks build *.egg-info
 	find . -path ./.git -prune -o \
 		\( -name __pycache__ -o -name .ipynb_checkpoints -o -name .pytest_cache \) \
 		-type d -prune -exec rm -rf {} +

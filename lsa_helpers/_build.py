@@ -17,15 +17,27 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from .atlas import atlas_grid, atlas_problem, atlas_row
-from .experiments import reproduce_softmax_conjecture
-from .tables import ATLAS, CHECKSUMS, CONJECTURE, EXTENSION, TABLES, Table, data_folder, format_cell
+from .architecture import Architecture
+from .atlas import Row, atlas_grid, atlas_problem, atlas_row
+from .experiments import ConjectureRow, reproduce_softmax_conjecture
+from .tables import (
+    ATLAS,
+    CHECKSUMS,
+    CONJECTURE,
+    EXTENSION,
+    TABLES,
+    StrPath,
+    Table,
+    data_folder,
+    format_cell,
+)
 from .workers import parallel_map, worker_count
 
 EXTENSION_EXPERIMENT = {"widths": tuple(range(3, 13)), "ranks": (1, 2, 3, 4), "layers": 3,
@@ -35,7 +47,7 @@ rows per parameter) keep every gap far above 1e4 (see the ``smallest_gap`` colum
 every width, in seconds."""
 
 
-def write_atomic(path, chunks: Iterable[str]) -> Path:
+def write_atomic(path: StrPath, chunks: Iterable[str]) -> Path:
     """Write the text ``chunks`` to ``path`` all at once or not at all.
 
     The text goes to a temporary file in the same folder, which is flushed, synced and then
@@ -67,7 +79,6 @@ def write_atomic(path, chunks: Iterable[str]) -> Path:
     return path
 
 
-
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -76,22 +87,24 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _atlas_job(job) -> dict:
+def _atlas_job(job: tuple[Architecture, int]) -> Row:
     return atlas_row(*job)
 
 
-def _check_atlas_row(row: dict) -> None:
-    """Stop the build at a row that contradicts itself (:func:`~lsa_helpers.atlas.atlas_problem`)."""
+def _check_atlas_row(row: Row) -> None:
+    """Stop the build at a row that contradicts itself
+    (:func:`~lsa_helpers.atlas.atlas_problem`)."""
     problem = atlas_problem(row)
     if problem:
         raise ValueError(f"atlas: {problem} at widths={row['widths']} ranks={row['ranks']} "
                          f"t={row['tokens']} (seed {row['seed']})")
 
 
-def _atlas_rows(archs, seed: int, workers: int, progress: Callable[[int], object]) -> list[dict]:
+def _atlas_rows(archs: Iterable[Architecture], seed: int, workers: int,
+                progress: Callable[[int], object]) -> list[Row]:
     """Atlas rows in order, in ``workers`` processes with one BLAS thread each; each row is
     checked (:func:`_check_atlas_row`) and counted by ``progress(1)`` as it comes."""
-    def each(row):
+    def each(row: Row) -> None:
         _check_atlas_row(row)
         progress(1)
 
@@ -101,7 +114,7 @@ def _atlas_rows(archs, seed: int, workers: int, progress: Callable[[int], object
 
 # --- the softmax experiments --------------------------------------------------------------------
 
-def _conjecture_rows(rows, seed: int) -> list[dict]:
+def _conjecture_rows(rows: Iterable[ConjectureRow], seed: int) -> list[Row]:
     """Table rows from :class:`~lsa_helpers.experiments.ConjectureRow` values."""
     return [{"width": r.width, "layers": r.architecture.layers,
              "attention_rank": r.architecture.ranks[0], "tokens": r.architecture.tokens,
@@ -113,17 +126,17 @@ def _conjecture_rows(rows, seed: int) -> list[dict]:
              "trial_ranks": tuple(t.rank for t in r.trial_ranks), "seed": seed} for r in rows]
 
 
-def _paper_rows(seed: int, options: dict, workers: int) -> list[dict]:
+def _paper_rows(seed: int, options: dict[str, Any], workers: int) -> list[Row]:
     return _conjecture_rows(reproduce_softmax_conjecture(rng=seed, workers=workers, **options),
                             seed)
 
 
-def _extension_rows(seed: int, options: dict, workers: int,
-                    progress: Callable[[int], object]) -> list[dict]:
+def _extension_rows(seed: int, options: dict[str, Any], workers: int,
+                    progress: Callable[[int], object]) -> list[Row]:
     """One call per rank ``a`` with ``rng = numpy.random.default_rng([seed, a])``."""
     options = dict(options)
     widths, ranks = options.pop("widths"), options.pop("ranks")
-    out = []
+    out: list[Row] = []
     for a in ranks:
         rows = reproduce_softmax_conjecture([w for w in widths if w >= a], rank=a,
                                             rng=np.random.default_rng([seed, a]),
@@ -135,7 +148,7 @@ def _extension_rows(seed: int, options: dict, workers: int,
 
 # --- building -----------------------------------------------------------------------------------
 
-def _csv_chunks(table: Table, rows: list[dict]) -> Iterable[str]:
+def _csv_chunks(table: Table, rows: list[Row]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([c.name for c in table.columns])
@@ -147,46 +160,49 @@ def _csv_chunks(table: Table, rows: list[dict]) -> Iterable[str]:
         yield buffer.getvalue()
 
 
-def build_data(folder=None, *, seed: int = 0, atlas=None, paper: dict | None = None,
-               extension: dict | None = None, workers: int | None = None,
-               progress: bool = True) -> dict:
+def build_data(folder: StrPath | None = None, *, seed: int = 0,
+               atlas: Iterable[Architecture] | None = None, paper: dict[str, Any] | None = None,
+               extension: dict[str, Any] | None = None, workers: int | None = None,
+               progress: bool = True) -> dict[str, Any]:
     """Recompute every table and write it into ``folder`` (default
     :func:`~lsa_helpers.tables.data_folder`), with ``README.md`` and ``SHA256SUMS``.
 
     ``atlas``: the architectures (default :func:`atlas_grid`); ``paper``: keyword arguments of
     :func:`reproduce_softmax_conjecture` (default ``{}``, the paper's settings); ``extension``: as
     :data:`EXTENSION_EXPERIMENT` (the default). ``workers``: processes for every table (default
-    :func:`~lsa_helpers.workers.usable_cpus`). ``progress``: ``tqdm`` bars on standard error. The folder is checked before
-    anything is computed; every file is first written into a staging folder inside it, and only
-    when all of them are complete are they moved into place (``SHA256SUMS`` last), so a failed
-    build leaves the old files as they were. Returns a summary: rows per table and the seconds
-    each stage took.
+    :func:`~lsa_helpers.workers.usable_cpus`). ``progress``: ``tqdm`` bars on standard error.
+    The folder is checked before anything is computed; every file is first written into a
+    staging folder inside it, and only when all of them are complete are they moved into place
+    (``SHA256SUMS`` last), so a failed build leaves the old files as they were. Returns a
+    summary: rows per table and the seconds each stage took.
 
     Raises
     ------
     ValueError
-        If ``folder`` is empty or not a directory, ``workers`` not a positive integer, or a formula dimension disagrees with the exact
-        rank of an atlas row (or an exact rank exceeds its upper bound): nothing is written.
+        If ``folder`` is empty or not a directory, ``workers`` not a positive integer, or a
+        formula dimension disagrees with the exact rank of an atlas row (or an exact rank
+        exceeds its upper bound): nothing is written.
     """
     workers = worker_count(workers)
-    folder = _output_folder(folder)
-    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))  # fails now, if it must
-    atlas_default = atlas is None
-    atlas = atlas_grid() if atlas is None else tuple(atlas)
+    target = _output_folder(folder)
+    staging = Path(tempfile.mkdtemp(prefix=".build-", dir=target))  # fails now, if it must
+    archs = atlas_grid() if atlas is None else tuple(atlas)
     paper = dict(paper or {})
     extension = dict(EXTENSION_EXPERIMENT if extension is None else extension)
-    times, start, cpu = {}, time.perf_counter(), _cpu_seconds()
+    times: dict[str, float] = {}
+    start, cpu = time.perf_counter(), _cpu_seconds()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     live = getattr(sys.stderr, "isatty", lambda: False)()
 
-    def bar(label, total):  # a log file gets a line every 10 s, a terminal a live bar
+    def bar(label: str, total: int) -> tqdm[Any]:
+        """A log file gets a line every 10 s, a terminal a live bar."""
         return tqdm(total=total, desc=label, file=sys.stderr, disable=not progress,
                     mininterval=0.1 if live else 10, dynamic_ncols=live)
 
     try:
         clock = time.perf_counter()
-        with bar("atlas", len(atlas)) as shown:
-            atlas_rows = _atlas_rows(atlas, seed, workers, shown.update)
+        with bar("atlas", len(archs)) as shown:
+            atlas_rows = _atlas_rows(archs, seed, workers, shown.update)
         times["atlas"] = time.perf_counter() - clock
 
         clock = time.perf_counter()
@@ -206,31 +222,32 @@ def build_data(folder=None, *, seed: int = 0, atlas=None, paper: dict | None = N
                   "softmax_conjecture_extension": extension_rows}
         for name, rows in tables.items():
             write_atomic(staging / TABLES[name].filename, _csv_chunks(TABLES[name], rows))
-        summary = {"folder": str(folder), "seed": seed, "workers": workers,
+        summary = {"folder": str(target), "seed": seed, "workers": workers,
                    "rows": {name: len(rows) for name, rows in tables.items()},
                    "seconds": {k: round(v, 1) for k, v in times.items()}, "load": load,
-                   "paper": paper, "extension": extension, "atlas_default": atlas_default}
+                   "paper": paper, "extension": extension, "atlas_default": atlas is None}
         write_atomic(staging / "README.md", [_readme(summary, atlas_rows)])
         files = [TABLES[name].filename for name in tables]
         write_atomic(staging / CHECKSUMS, [f"{_sha256(staging / f)}  {f}\n" for f in files])
         for name in [*files, "README.md", CHECKSUMS]:
-            os.replace(staging / name, folder / name)
+            os.replace(staging / name, target / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return summary
 
 
-def _output_folder(folder) -> Path:
+def _output_folder(folder: StrPath | None) -> Path:
     """The folder a build writes into, created if need be: :func:`data_folder` by default."""
     if folder is None:
-        folder = data_folder()
+        path = data_folder()
     elif not str(folder).strip():
         raise ValueError(f"folder must be a path, got folder={str(folder)!r}")
-    folder = Path(folder).expanduser()
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"folder must be a directory, got {folder} (not a directory)")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    else:
+        path = Path(folder).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"folder must be a directory, got {path} (not a directory)")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _cpu_seconds() -> float:
@@ -253,8 +270,8 @@ def _columns_doc(table: Table) -> str:
     return "\n".join(lines)
 
 
-def _atlas_counts(rows: list[dict]) -> str:
-    counts: dict[tuple, list[int]] = {}
+def _atlas_counts(rows: list[Row]) -> str:
+    counts: dict[tuple[int, str], list[int]] = {}
     for row in rows:
         key = (row["layers"], row["kind"])
         entry = counts.setdefault(key, [0, 0, 0, 0])
@@ -269,11 +286,12 @@ def _atlas_counts(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _atlas_care(rows: list[dict]) -> str:
+def _atlas_care(rows: list[Row]) -> str:
     """The atlas rows whose float ranks need care, as a Markdown table (or a sentence)."""
-    lines, counts = [], {}
+    lines: list[str] = []
+    counts: dict[str, int] = {}
     for r in rows:
-        notes = {}  # what -> detail
+        notes: dict[str, str] = {}  # what -> detail
         if r["float_verdict"] != "clear" or r["float_rank"] != r["exact_rank"]:
             notes["lightning float rank off the exact rank or UNCLEAR"] = (
                 f"lightning float rank {r['float_rank']} ({r['float_verdict']}) vs exact "
@@ -319,7 +337,7 @@ _GRID = """:
 with `t = 3` unless stated, `a_i` at most its input width in the deep grids."""
 
 
-def _readme(summary: dict, atlas_rows: list[dict]) -> str:
+def _readme(summary: dict[str, Any], atlas_rows: list[Row]) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from itertools import product
+from typing import Any, TypeAlias
 
 from .architecture import Architecture
 from .formulas import formula_dimension
@@ -16,6 +17,10 @@ from .function_space import dimension
 from .rank import CLEAR_GAP
 
 __all__ = ["atlas_grid", "atlas_row"]
+
+Row: TypeAlias = dict[str, Any]
+"""One row of a table, keyed by column name; the cells' types are the schema's
+(:data:`~lsa_helpers.tables.TABLES`), checked when a table is read."""
 
 KINDS = ("one layer", "equal widths", "bottleneck", "wide hidden", "unequal hidden")
 """The shapes of widths that the atlas tells apart (its ``kind`` column)."""
@@ -56,22 +61,19 @@ def atlas_grid() -> tuple[Architecture, ...]:
         for a1, a2 in product(range(1, delta + 1), repeat=2):
             for t in ((1, 2, 3) if delta <= 4 else (3,)):
                 archs.append(Architecture((delta,) * 3, (a1, a2), tokens=t))
-        ranks = range(1, delta + 1) if delta <= 6 else (1, 2, 4, delta)
-        archs += [Architecture((delta,) * 4, r) for r in product(ranks, repeat=3)]
-    sizes = (1, 2, 3, 5, 8)
-    for widths in product(sizes, repeat=3):
-        for ranks in product(sorted({1, 2, widths[0]}), sorted({1, 2, widths[1]})):
-            if all(a <= d for a, d in zip(ranks, widths)):
-                archs.append(Architecture(widths, ranks))
-    for widths in product((2, 4, 7), repeat=4):
-        for ranks in ((2, 2, 2), widths[:3], (2, 1, 2)):
-            if all(a <= d for a, d in zip(ranks, widths)):
-                archs.append(Architecture(widths, ranks))
+        choices = range(1, delta + 1) if delta <= 6 else (1, 2, 4, delta)
+        archs += [Architecture((delta,) * 4, r) for r in product(choices, repeat=3)]
+    archs += [Architecture(widths, ranks) for widths in product((1, 2, 3, 5, 8), repeat=3)
+              for ranks in product(sorted({1, 2, widths[0]}), sorted({1, 2, widths[1]}))
+              if all(a <= d for a, d in zip(ranks, widths))]
+    archs += [Architecture(widths, ranks) for widths in product((2, 4, 7), repeat=4)
+              for ranks in ((2, 2, 2), widths[:3], (2, 1, 2))
+              if all(a <= d for a, d in zip(ranks, widths))]
     unique = dict.fromkeys(archs)
     return tuple(sorted(unique, key=lambda a: (a.layers, a.widths, a.ranks, a.tokens)))
 
 
-def _architecture_columns(arch: Architecture) -> dict:
+def _architecture_columns(arch: Architecture) -> Row:
     """The columns of an atlas row that follow from the widths, ranks and tokens alone."""
     lightning = formula_dimension(arch)
     softmax = formula_dimension(dataclasses.replace(arch, normalization="softmax"))
@@ -81,7 +83,7 @@ def _architecture_columns(arch: Architecture) -> dict:
             "softmax_formula_dimension": softmax.value, "softmax_formula_status": softmax.status}
 
 
-def atlas_row(arch: Architecture, seed: int = 0) -> dict:
+def atlas_row(arch: Architecture, seed: int = 0) -> Row:
     """One row of the atlas: three :func:`dimension` calls on ``arch`` with ``rng=seed``.
 
     ``dimension(arch, method="certified")`` (exact rank, upper bound, certificate),
@@ -101,8 +103,10 @@ def atlas_row(arch: Architecture, seed: int = 0) -> dict:
     row = {**_architecture_columns(arch), "widths": arch.widths, "ranks": arch.ranks,
            "tokens": arch.tokens, "normalization": arch.normalization}
     for prefix, result in (("float_", floating), ("softmax_", softmax)):
-        row.update({f"{prefix}rank": result.rank, f"{prefix}gap": result.float_reading.gap,
-                    f"{prefix}verdict": result.float_reading.verdict,
+        reading = result.float_reading
+        assert reading is not None  # method="float" reads a float rank
+        row.update({f"{prefix}rank": result.rank, f"{prefix}gap": reading.gap,
+                    f"{prefix}verdict": reading.verdict,
                     f"{prefix}samples": result.samples, f"{prefix}stopped": result.stopped})
     row.update({"exact_rank": exact.rank, "upper_bound": exact.upper_bound,
                 "certified_dimension": exact.certified_dimension,
@@ -111,7 +115,7 @@ def atlas_row(arch: Architecture, seed: int = 0) -> dict:
     return row
 
 
-def atlas_problem(row: dict) -> str | None:
+def atlas_problem(row: Row) -> str | None:
     """What contradicts itself in an atlas row, or None.
 
     The columns that follow from the widths, ranks and tokens (depth, parameters, kind, today's
@@ -145,7 +149,7 @@ def atlas_problem(row: dict) -> str | None:
     return _verdict_problem(row, "float_") or _verdict_problem(row, "softmax_")
 
 
-def conjecture_problem(row: dict) -> str | None:
+def conjecture_problem(row: Row) -> str | None:
     """What contradicts itself in a row of the softmax experiments, or None: the parameters and
     expected dimension of its architecture, the trials, the largest rank and the right trials
     from the trial ranks, the verdict from the gap, the smallest gap at most the gap."""
@@ -169,7 +173,7 @@ def conjecture_problem(row: dict) -> str | None:
     return _verdict_problem(row, "")
 
 
-def _verdict_problem(row: dict, prefix: str) -> str | None:
+def _verdict_problem(row: Row, prefix: str) -> str | None:
     """A verdict that its gap contradicts: a clear rank has a gap of at least 1e4 (stored with two
     digits, it reads >= 1e4); an unclear one may have any gap, since other doubts than the gap
     (:attr:`~lsa_helpers.rank.FloatRank.reason`) make a rank unclear too."""

@@ -10,24 +10,27 @@ import re
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
+from typing import NoReturn
 
 import numpy as np
 
-from .architecture import Architecture
 from ._build import build_data
-from .function_space import MAX_MEMORY, METHODS, check_memory, dimension, memory_estimate
+from .architecture import Architecture
 from .experiments import reproduce_softmax_conjecture
+from .function_space import MAX_MEMORY, METHODS, check_memory, dimension, memory_estimate
 from .rank import EXACT_FLOAT, PRIME
 
 __all__ = ["main"]
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise ValueError(message)
 
 
-def _sizes(name: str):
+def _sizes(name: str) -> Callable[[str], tuple[int, ...]]:
     def parse(text: str) -> tuple[int, ...]:
         try:
             return tuple(int(v) for v in text.split(","))
@@ -41,7 +44,7 @@ LARGE = 0.5e9
 """Bytes from which the command line announces a request's memory before running it."""
 
 
-def _integer(name: str, minimum: int):
+def _integer(name: str, minimum: int) -> Callable[[str], int]:
     """A parser of decimal integers of at least ``minimum`` (0 or 1) for option ``name``."""
     def parse(text: str) -> int:
         if not re.fullmatch("[0-9]+", text) or int(text) < minimum:
@@ -116,7 +119,7 @@ def _check_exact(arch: Architecture, method: str) -> None:
                          f"{inner} * {arch.tokens}; use --method float")
 
 
-def _dimension(args) -> str:
+def _dimension(args: argparse.Namespace) -> str:
     arch = Architecture(args.widths, args.ranks, "softmax" if args.softmax else "lightning",
                         args.tokens, skip=args.skip)
     _check_exact(arch, args.method)
@@ -144,7 +147,7 @@ def _dimension(args) -> str:
     return "\n".join(f"{key:>20}: {value}" for key, value in record.items())
 
 
-def _reproduce(args) -> str:
+def _reproduce(args: argparse.Namespace) -> str:
     rows = reproduce_softmax_conjecture(rng=args.seed, workers=args.workers)
     records = [{"width": r.width, "parameters": r.parameters,
                 "expected_dimension": r.expected_dimension, "rank": r.rank,
@@ -158,7 +161,7 @@ def _reproduce(args) -> str:
     return "\n".join(lines)
 
 
-def _data(args) -> str:
+def _data(args: argparse.Namespace) -> str:
     try:
         summary = build_data(args.folder, seed=args.seed, workers=args.workers)
     except OSError as error:
@@ -167,7 +170,7 @@ def _data(args) -> str:
     return "\n".join([*lines, f"wrote {summary['folder']} in {summary['seconds']['total']} s"])
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; every failure prints one line to stderr.
 
     Exit status: 2 for bad input (and requests above ``--max-memory``), 1 when memory runs out
@@ -188,14 +191,14 @@ def main(argv=None) -> int:
 
 
 @contextlib.contextmanager
-def _first_interrupt_only():
+def _first_interrupt_only() -> Iterator[None]:
     """Ctrl-C raises KeyboardInterrupt once; later ones are ignored, also after this block, while
     the process cleans up and ends. Without a Ctrl-C the previous handler comes back."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def interrupt(signum, frame):
+    def interrupt(signum: int, frame: FrameType | None) -> NoReturn:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         raise KeyboardInterrupt
 
@@ -224,7 +227,7 @@ LONGEST = 200
 
 
 def _fail(message: str, status: int) -> int:
-    message = re.sub(r"\S{%d,}" % (LONGEST + 1),
+    message = re.sub(rf"\S{{{LONGEST + 1},}}",
                      lambda m: f"{m.group()[:60]}... ({len(m.group())} characters)",
                      re.sub(r"\s*[\r\n]\s*", " ", message))
     print(f"lsa_helpers: {message}", file=sys.stderr)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
 
 from . import _checks
+from ._types import Seed
 from .architecture import Architecture
-from .function_space import MAX_MEMORY, check_memory, float_rank_memory
-from .formulas import formula_dimension
 from .differential import jacobian
+from .formulas import formula_dimension
+from .function_space import MAX_MEMORY, check_memory, float_rank_memory
 from .rank import FloatRank, float_rank
 from .weights import as_generator, random_inputs, random_weights
 from .workers import parallel_map, worker_count
@@ -19,12 +23,12 @@ __all__ = ["ConjectureRow", "reproduce_softmax_conjecture"]
 @dataclasses.dataclass(frozen=True)
 class ConjectureRow:
     """One width of the experiment: its softmax ``architecture``, the Gaussian inputs per trial
-    (``samples``), the expected dimension, the ranks of all trials and the best one with its
-    gap."""
+    (``samples``), the expected dimension (None where no formula applies), the ranks of all
+    trials and the best one with its gap."""
 
     architecture: Architecture
     samples: int
-    expected_dimension: int
+    expected_dimension: int | None
     trial_ranks: tuple[FloatRank, ...]
 
     @property
@@ -37,7 +41,8 @@ class ConjectureRow:
 
     @property
     def best(self) -> FloatRank:
-        """The trial of largest rank (the maximum over trials, as in the authors' submission code)."""
+        """The trial of largest rank (the maximum over trials, as in the authors' submission
+        code)."""
         return max(self.trial_ranks, key=lambda r: (r.rank, r.gap))
 
     @property
@@ -54,9 +59,10 @@ class ConjectureRow:
         return sum(r.rank == self.expected_dimension for r in self.trial_ranks)
 
 
-def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, trials: int = 5,
-                                 trials_at_10: int = 8, layers: int = 2, rank: int = 2,
-                                 tokens: int = 3, rng=0, workers: int | None = None,
+def reproduce_softmax_conjecture(widths: Sequence[int] = range(3, 11), *, samples: int = 250,
+                                 trials: int = 5, trials_at_10: int = 8, layers: int = 2,
+                                 rank: int = 2, tokens: int = 3, rng: Seed = 0,
+                                 workers: int | None = None,
                                  max_memory: float = MAX_MEMORY) -> tuple[ConjectureRow, ...]:
     """Rerun the paper's test of the deep softmax conjecture: Jacobian ranks at random points.
 
@@ -64,12 +70,12 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
     ``tokens`` tokens, ``samples`` Gaussian inputs, ``trials`` random points (``trials_at_10`` at
     width 10; 5 and 8 are the authors' submission code). The expected dimension is the lightning
     dimension plus ``l``, which the conjecture (generic identifiability in the virtual weights
-    ``(M, L)``) gives for these equal widths [paper]: 25, 40, 57, 76, 97, 120, 145, 172 for widths 3
-    to 10. Each trial draws from its own child of ``rng``, so the result does not depend on how the
-    trials are spread over the ``workers`` processes (default
-    :func:`~lsa_helpers.workers.usable_cpus`). A request whose trials
-    at once need more than ``max_memory`` bytes (:func:`~lsa_helpers.function_space.float_rank_memory`
-    per process) is refused before anything is computed.
+    ``(M, L)``) gives for these equal widths [paper]: 25, 40, 57, 76, 97, 120, 145, 172 for
+    widths 3 to 10. Each trial draws from its own child of ``rng``, so the result does not depend
+    on how the trials are spread over the ``workers`` processes (default
+    :func:`~lsa_helpers.workers.usable_cpus`). A request whose trials at once need more than
+    ``max_memory`` bytes (:func:`~lsa_helpers.function_space.float_rank_memory` per process) is
+    refused before anything is computed.
 
     Examples
     --------
@@ -95,6 +101,6 @@ def reproduce_softmax_conjecture(widths=range(3, 11), *, samples: int = 250, tri
                  for arch, count in zip(archs, counts))
 
 
-def _trial(job) -> FloatRank:
+def _trial(job: tuple[Architecture, np.random.Generator, int]) -> FloatRank:
     arch, rng, samples = job
     return float_rank(jacobian(arch, random_weights(arch, rng), random_inputs(arch, samples, rng)))

@@ -29,13 +29,18 @@ import math
 import os
 import re
 import time
+from collections.abc import Callable
 from importlib.resources import files
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from .atlas import KINDS, atlas_problem, conjecture_problem
+from .atlas import KINDS, Row, atlas_problem, conjecture_problem
 from .formulas import FORMULA_STATUSES
 from .function_space import STOP_REASONS
 from .rank import VERDICTS
+
+if TYPE_CHECKING:
+    from _csv import Reader
 
 __all__ = ["TABLES", "data_folder", "load_table"]
 
@@ -49,6 +54,11 @@ TABLE_LIMIT = 2**26
 """Bytes: the largest table that :func:`load_table` reads (the atlas has half a megabyte)."""
 
 _CELL_TYPES = ("int", "gap", "str", "bool", "sizes")
+
+StrPath: TypeAlias = "str | os.PathLike[str]"
+"""A file or folder: a string or a path object."""
+Cell: TypeAlias = "int | float | str | bool | tuple[int, ...] | None"
+"""The value of one cell, of its column's ``cell_type`` (None: an empty cell)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,7 +79,7 @@ class Column:
     choices: tuple[str, ...] | None = None
     minimum: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.cell_type not in _CELL_TYPES:
             raise ValueError(f"cell_type must be one of {_CELL_TYPES}, got {self.cell_type!r}")
 
@@ -95,9 +105,8 @@ def _float_columns(prefix: str, what: str) -> tuple[Column, ...]:
         Column(f"{prefix}gap", "gap",
                "smallest kept over largest dropped singular value (full rank: kept over the "
                "tolerance; inf: the dropped ones are exactly 0), two significant digits"),
-        Column(f"{prefix}verdict", "str", "clear when the gap is at least 1e4 and nothing else doubts the "
-               "rank (`FloatRank.reason`), else UNCLEAR",
-               choices=VERDICTS),
+        Column(f"{prefix}verdict", "str", "clear when the gap is at least 1e4 and nothing else "
+               "doubts the rank (`FloatRank.reason`), else UNCLEAR", choices=VERDICTS),
         Column(f"{prefix}samples", "int", "inputs used (adaptive, see `dimension`)"),
         Column(f"{prefix}stopped", "str", "why no more inputs were added", choices=STOP_REASONS),
     )
@@ -120,7 +129,8 @@ ATLAS = Table("atlas", "one lightning architecture (and the same widths with sof
     Column("parameters", "int", "sum_i (2 a_i + d_i) d_{i-1}", minimum=1),
     Column("formula_dimension", "int", "`formula_dimension`; empty where no formula applies",
            nullable=True),
-    Column("formula_status", "str", "paper, derived or none", choices=tuple(s for s in FORMULA_STATUSES if s != "conjecture")),
+    Column("formula_status", "str", "paper, derived or none",
+           choices=tuple(s for s in FORMULA_STATUSES if s != "conjecture")),
     *_float_columns("float_",
                     "the lightning network, `dimension(arch, method=\"float\", rng=seed)`"),
     Column("exact_rank", "int", "rank mod p = 1048573 of the integer Jacobian, "
@@ -202,13 +212,14 @@ RECORDS = {"atlas": AtlasRow, "softmax_conjecture": SoftmaxConjectureRow,
            "softmax_conjecture_extension": SoftmaxConjectureExtensionRow}
 """The record type of each table: what :func:`load_table` returns a tuple of."""
 
-_PROBLEMS = {"atlas": atlas_problem, "softmax_conjecture": conjecture_problem,
-             "softmax_conjecture_extension": conjecture_problem}
+_PROBLEMS: dict[str, Callable[[Row], str | None]] = {
+    "atlas": atlas_problem, "softmax_conjecture": conjecture_problem,
+    "softmax_conjecture_extension": conjecture_problem}
 
 
 # --- cells --------------------------------------------------------------------------------------
 
-def format_cell(column: Column, value) -> str:
+def format_cell(column: Column, value: Any) -> str:
     """The text of ``value`` in a cell of ``column``: gaps with two significant digits."""
     if value is None:
         if not column.nullable:
@@ -226,7 +237,7 @@ def format_cell(column: Column, value) -> str:
 _INT = re.compile(r"-?[0-9]+")
 
 
-def _parse(column: Column, text: str):
+def _parse(column: Column, text: str) -> Cell:
     """The value of one cell, or ValueError naming what was expected."""
     if text == "" and column.nullable:
         return None
@@ -323,7 +334,7 @@ def data_folder() -> Path:
     return Path(str(files(__package__) / "data"))
 
 
-def load_table(name: str, *, folder=None) -> tuple:
+def load_table(name: str, *, folder: StrPath | None = None) -> tuple[Any, ...]:
     """Read table ``name`` (see :data:`TABLES`) as a tuple of frozen records.
 
     The file, read once (at most :data:`TABLE_LIMIT` bytes), must match its checksum in
@@ -362,13 +373,13 @@ def load_table(name: str, *, folder=None) -> tuple:
     if name not in TABLES:
         raise ValueError(f"name must be one of {tuple(TABLES)}, got {name!r}")
     table = TABLES[name]
-    folder = data_folder() if folder is None else Path(folder).expanduser()
-    path = folder / table.filename
+    where = data_folder() if folder is None else Path(folder).expanduser()
+    path = where / table.filename
     try:
         if not path.is_file():
             raise FileNotFoundError(f"{path}: no such file (build it with "
-                                    f"`python -m lsa_helpers data build --folder {folder}`)")
-        data = _verified(folder, table.filename)
+                                    f"`python -m lsa_helpers data build --folder {where}`)")
+        data = _verified(where, table.filename)
     except OSError as error:
         if error.filename is None:  # already one line, naming the file
             raise
@@ -380,24 +391,24 @@ def load_table(name: str, *, folder=None) -> tuple:
         raise ValueError(f"{path}: line {reader.line_num}: {error}") from None
 
 
-def _records(table: Table, path: Path, reader) -> tuple:
-    header = next(reader, None)
+def _records(table: Table, path: Path, reader: Reader) -> tuple[Any, ...]:
+    header = next(reader, [])
     names = [c.name for c in table.columns]
     if header != names:
-        header = header or []
         missing = [n for n in names if n not in header]
         unexpected = [n for n in header if n not in names]
-        problem = (f"missing {missing}" if missing else "") + (
+        difference = (f"missing {missing}" if missing else "") + (
             ", " if missing and unexpected else "") + (
             f"unexpected {unexpected}" if unexpected else "")
         raise ValueError(f"{path}: columns do not match the {table.name} schema: "
-                         f"{problem or 'wrong order'}")
-    records, lines = [], {}
+                         f"{difference or 'wrong order'}")
+    records: list[Any] = []
+    lines: dict[tuple[Cell, ...], int] = {}  # key -> the line that first had it
     for row in reader:
         line = reader.line_num
         if len(row) != len(names):
             raise ValueError(f"{path}: line {line} has {len(row)} cells, expected {len(names)}")
-        values = {}
+        values: Row = {}
         for column, cell in zip(table.columns, row):
             try:
                 values[column.name] = _parse(column, cell)

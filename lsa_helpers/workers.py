@@ -7,11 +7,19 @@ import math
 import os
 import signal
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from . import _checks
 
+if TYPE_CHECKING:
+    from multiprocessing.pool import Pool
+
 __all__ = ["parallel_map", "usable_cpus", "worker_count"]
+
+Job = TypeVar("Job")
+Result = TypeVar("Result")
 
 CGROUP_QUOTAS = (("/sys/fs/cgroup/cpu.max",),
                  ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us"))
@@ -42,21 +50,25 @@ def _cgroup_quota() -> float | None:
     return None
 
 
-def worker_count(workers) -> int:
+def worker_count(workers: int | None) -> int:
     """``workers`` checked (a positive integer), or :func:`usable_cpus` when it is None."""
     if workers is None:
         return usable_cpus()
     return _checks.positive_int("workers", workers)
 
 
-def parallel_map(function, jobs, workers: int, *, chunksize: int = 1, each=None) -> list:
+def parallel_map(function: Callable[[Job], Result], jobs: Iterable[Job], workers: int, *,
+                 chunksize: int = 1,
+                 each: Callable[[Result], object] | None = None) -> list[Result]:
     """``[function(job) for job in jobs]`` with one BLAS thread per job at a time: in this process
     when ``workers <= 1``, else in ``workers`` processes (:func:`_process_pool`).
 
     ``each(result)``, if given, sees every result as it comes, in order (progress, checks); an
     exception from it stops the workers at once.
     """
-    jobs, results, each = list(jobs), [], each or (lambda result: None)
+    jobs = list(jobs)
+    results: list[Result] = []
+    each = each or (lambda result: None)
     if workers <= 1 or len(jobs) <= 1:
         from threadpoolctl import threadpool_limits
 
@@ -73,7 +85,7 @@ def parallel_map(function, jobs, workers: int, *, chunksize: int = 1, each=None)
 
 
 @contextlib.contextmanager
-def _process_pool(workers: int):
+def _process_pool(workers: int) -> Iterator[Pool]:
     """A ``multiprocessing`` pool of ``workers`` processes with one BLAS thread each.
 
     A terminal's Ctrl-C reaches its whole process group: the workers ignore SIGINT (it stays
@@ -100,7 +112,7 @@ def _process_pool(workers: int):
 
 
 @contextlib.contextmanager
-def _sigint(*, block: bool):
+def _sigint(*, block: bool) -> Iterator[None]:
     """SIGINT held back (``block``: delivered afterwards) or ignored (dropped) meanwhile, where
     the platform and thread allow it; otherwise nothing changes."""
     main = threading.current_thread() is threading.main_thread()

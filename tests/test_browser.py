@@ -323,13 +323,13 @@ class Notebook:
 
     def errors(self):
         """``{cell index: ["ename: evalue", ...]}`` read from the cell models, for error outputs."""
-        return {index: errors for index, errors in self.page.evaluate(f"""({{name}}) => {{
+        return dict(self.page.evaluate(f"""({{name}}) => {{
             const panel = {PANEL};
             return panel.content.widgets.map((cell, index) => [index,
                 cell.model.type !== 'code' ? [] : cell.model.outputs.toJSON()
                     .filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)])
                 .filter(([, errors]) => errors.length);
-        }}""", self.arg)}
+        }}""", self.arg))
 
 
 def run_and_check(context, lab, tmp_path, name):

@@ -57,16 +57,19 @@ def test_plain_text_output(capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--widths", "3,x", "--ranks", "2"], "argument --widths: widths must be comma-separated integers, got '3,x'"),
+    (["--widths", "3,x", "--ranks", "2"],
+     "argument --widths: widths must be comma-separated integers, got '3,x'"),
     (["--widths", "3,0", "--ranks", "2"], "widths must be positive integers, got widths=(3, 0)"),
     (["--widths", "3,-1", "--ranks", "2"], "widths must be positive integers, got widths=(3, -1)"),
     (["--widths", "3,3", "--ranks", "2,2"],
      "ranks must have one entry per layer (len(widths) - 1 = 1), got ranks=(2, 2)"),
-    (["--widths", "3,3", "--ranks", "2", "--tokens", "0"], "tokens must be an integer >= 1, got tokens=0"),
+    (["--widths", "3,3", "--ranks", "2", "--tokens", "0"],
+     "tokens must be an integer >= 1, got tokens=0"),
     (["--widths", "3,3", "--ranks", "2", "--method", "exact", "--softmax"],
      "exact arithmetic needs normalization='lightning' (softmax is not polynomial)"),
     (["--widths", "3,3", "--ranks", "2", "--method", "fast"],
-     "argument --method: invalid choice: 'fast' (choose from 'auto', 'float', 'exact', 'certified')"),
+     "argument --method: invalid choice: 'fast' "
+     "(choose from 'auto', 'float', 'exact', 'certified')"),
     (["--widths", "3,3"], "the following arguments are required: --ranks"),
     (["--widths", "3,2", "--ranks", "2", "--skip"],
      "skip=True needs equal widths (Y + phi(Y)), got widths=(3, 2)"),
@@ -175,7 +178,8 @@ def test_data_bad_input_is_one_line_and_exit_2(args, message, capsys):
 
 def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status():
     reader = subprocess.Popen([sys.executable, "-m", "lsa_helpers", "reproduce",
-                               "softmax-conjecture"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                               "softmax-conjecture"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     reader.stdout.close()  # nobody reads the output
     error = reader.stderr.read().decode()
     assert reader.wait(timeout=120) == 141 and error == ""

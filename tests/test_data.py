@@ -3,12 +3,11 @@ import os
 import re
 import shutil
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from processes import start_with_workers
-
-from pathlib import Path
 
 from lsa_helpers import Architecture, atlas_row, load_table, tables
 from lsa_helpers._build import build_data, write_atomic
@@ -40,8 +39,7 @@ def test_shipped_checksums_match():
 def test_shipped_tables_load_with_their_schema(name):
     rows = load_table(name)
     assert rows and all(type(r) is RECORDS[name] for r in rows)
-    assert [f for f in type(rows[0]).__dataclass_fields__] == [c.name for c in
-                                                               TABLES[name].columns]
+    assert list(type(rows[0]).__dataclass_fields__) == [c.name for c in TABLES[name].columns]
 
 
 def test_atlas_formulas_agree_with_exact_ranks():
