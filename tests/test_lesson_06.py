@@ -3,7 +3,8 @@
 The check compares the powers of ``s`` in ``L(sU) - L(0)`` with a polynomial fit of the computed
 loss, and the exponent of the escape time with section 3's measurement; the cells it needs (set-up,
 the run of section 3 and the sweep over scales) run here in one namespace, and the whole core runs
-in a kernel with the exercise answered.
+in a kernel with the exercise answered. The Hessian the text names, J^T J / N, is the curvature of
+the loss it writes once, 1/(2N) sum_n ||phi_W(X_n) - Y_n||^2.
 """
 
 import json
@@ -12,12 +13,23 @@ from pathlib import Path
 
 import matplotlib
 import nbformat
+import numpy as np
 import pytest
 from nbclient import NotebookClient
+
+from lsa_helpers import (
+    Architecture,
+    forward,
+    hessian_at_minimum,
+    teacher_problem,
+    vector_to_weights,
+    weights_to_vector,
+)
 
 matplotlib.use("Agg")
 
 LESSON = Path(__file__).resolve().parents[1] / "notebooks" / "06_training.ipynb"
+SOLUTION = LESSON.parent / "solutions" / LESSON.name
 RAISE = re.compile(r"^raise NotImplementedError\(.*\)\n", re.MULTILINE)
 ANSWER = "powers = (3, 6)\nexponent = -1\n"
 
@@ -77,3 +89,28 @@ def test_the_core_runs_with_the_exercise_answered():
     NotebookClient(nb, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(LESSON.parent)}}).execute()
     assert "all checks passed" in "".join(o.get("text", "") for o in stubs[0].outputs)
+
+
+def markdown(path):
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def test_the_hessian_is_named_as_the_hessian_of_the_mean_loss():
+    """The lesson writes the loss once, as 1/(2N) sum_n ||phi_W(X_n) - Y_n||^2, and its Hessian at a
+    zero-loss point as J^T J / N: the curvature of that loss along the top eigenvector, by second
+    differences, is the top eigenvalue of the package's Hessian (widths (3, 2, 3), ranks (2, 2))."""
+    assert markdown(LESSON).count(r"\frac{1}{2N}") == 1
+    for path in (LESSON, SOLUTION):
+        assert not re.search(r"J\^\\top J(?! / N)", markdown(path)), path.name
+    arch = Architecture((3, 2, 3), (2, 2))
+    problem = teacher_problem(arch, 8, 0)
+
+    def loss(vector):
+        residuals = forward(vector_to_weights(arch, vector), problem.inputs) - problem.targets
+        return 0.5 * np.mean(np.sum(residuals**2, axis=(1, 2)))
+
+    eigenvalues, vectors = np.linalg.eigh(hessian_at_minimum(arch, problem.teacher, problem.inputs))
+    w, u, h = weights_to_vector(problem.teacher), vectors[:, -1], 1e-4
+    curvature = (loss(w + h * u) + loss(w - h * u) - 2 * loss(w)) / h**2
+    assert loss(w) < 1e-28 and abs(curvature / eigenvalues[-1] - 1) < 1e-4
