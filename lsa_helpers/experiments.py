@@ -41,8 +41,8 @@ class ConjectureRow:
 
     @property
     def best(self) -> FloatRank:
-        """The trial of largest rank (the maximum over trials, as in the authors' submission
-        code)."""
+        """The trial of largest rank (the maximum over trials: the submission code's protocol as a
+        reviewer quotes it)."""
         return max(self.trial_ranks, key=lambda r: (r.rank, r.gap))
 
     @property

@@ -168,7 +168,7 @@ _CONJECTURE_COLUMNS = (
     Column("trials", "int", "random points (weights and inputs) tried (one rank each in "
            "`trial_ranks`)", minimum=1),
     Column("jacobian_rank", "int", "largest float64 Jacobian rank over the trials (the "
-           "maximum, as in the authors' submission code)"),
+           "maximum, the submission code's protocol as a reviewer quotes it)"),
     Column("gap", "gap", "singular-value gap of that trial, two significant digits"),
     Column("verdict", "str", "clear when that gap is at least 1e4 and nothing else doubts "
            "the rank", choices=VERDICTS),
