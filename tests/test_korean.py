@@ -19,7 +19,7 @@ CALQUES = ("두 개의 명령", "출처 표시", "대화형", "따라가며", "�
 # 파이버의 접방향, not 파이버 방향; and the words with a 사이시옷 take the standard
 # spelling (특잇값, not 특이값).
 ONE_RENDERING = ("deep network", "lower semicontinuity", "fiber direction", "singular value",
-                 "eigenvalue", "minimum (value)", "initial value (of training)")
+                 "eigenvalue", "minimum value", "initial value (of training)")
 # The glossary's vocabulary decisions: the course's rendering of each term, and (in the table of
 # renderings to avoid) the rendering it replaces.
 DECISIONS = {"lower / upper bound": ("하한 / 상한", "두 경계"),
@@ -29,12 +29,20 @@ DECISIONS = {"lower / upper bound": ("하한 / 상한", "두 경계"),
              "singular locus": ("특이점 집합", "특이 자취"),
              "symmetry": ("대칭성", None),
              "singular value": ("특잇값", None),
-             "eigenvalue": ("고윳값", None)}
+             "eigenvalue": ("고윳값", None),
+             "core (of a notebook)": ("본편", None),
+             "minimum point": ("최소점", None),
+             "minimum value": ("최솟값", None),
+             "network": ("네트워크", None)}
 # 대칭 without 성 is the adjective "symmetric" (대칭 행렬, 대칭 부분, …에 대해 대칭이며) or
 # 반대칭; the noun symmetry is 대칭성. A paper's version is 버전 and a figure's panel 패널,
 # never 판.
 BARE_SYMMETRY = re.compile(r"(?<!반)대칭(?!성| 행렬| 부분|이며|이기|\))")
 EDITION = re.compile(r"판마다|세 판|나오는 판|판에 따라")
+# The core of a notebook is 본편 (핵심 keeps its everyday sense, "key"); the summary's 신경망 and
+# 평탄한 최솟값 (a minimum is a point, 최소점) occur only in quotations of it.
+CORE_AS_KEY = re.compile(r"핵심 (요약|약|시간)|핵심\(core\)|노트북의 핵심")
+QUOTED_ONLY = ("신경망", "평탄한 최솟값")
 KOREAN_FILES = [ROOT / "README.ko.md", *sorted((ROOT / "notebooks" / "ko").glob("*.md"))]
 
 
@@ -166,19 +174,19 @@ def test_the_korean_guide_links_the_korean_pages_above_its_first_section():
 
 def test_the_korean_guide_gives_the_times_the_titles_state():
     minutes = title_minutes()
-    rows = {row["노트북"].strip("`"): row for _, header, rows in tables(GUIDE) if "핵심" in header
+    rows = {row["노트북"].strip("`"): row for _, header, rows in tables(GUIDE) if "본편" in header
             for row in rows}
     assert set(rows) == set(minutes), sorted(rows)
     for stem, (core, bonus) in minutes.items():
-        cells = rows[stem]["핵심"] + " " + rows[stem]["Bonus"]
+        cells = rows[stem]["본편"] + " " + rows[stem]["Bonus"]
         said = [int(n) for n in re.findall(r"(\d+)분", cells)]
         assert said[:2] == [core, bonus], f"{stem}: README.ko.md {said}, its title {core}, {bonus}"
     cores, bonuses = zip(*minutes.values())
-    total = re.search(r"핵심 시간을 모두 더하면 (\d+)분\((\d+)시간 (\d+)분\)이고, "
+    total = re.search(r"본편 시간을 모두 더하면 (\d+)분\((\d+)시간 (\d+)분\)이고, "
                       r"Bonus는 모두 (\d+)분", GUIDE)
     assert total, "README.ko.md states no totals"
     assert [int(n) for n in total.groups()] == [sum(cores), *divmod(sum(cores), 60), sum(bonuses)]
-    span = re.search(r"핵심\(core\)은 (\d+)–(\d+)분", GUIDE)
+    span = re.search(r"본편\(core\)은 (\d+)–(\d+)분", GUIDE)
     assert span and (int(span[1]), int(span[2])) == (min(cores), max(cores))
 
 
@@ -254,4 +262,19 @@ def test_the_korean_files_write_symmetry_and_version_as_the_glossary_decides():
         text = prose(path.read_text(encoding="utf-8"))
         found += [(path.name, m.group(0)) for pattern in (BARE_SYMMETRY, EDITION)
                   for m in re.finditer(pattern.pattern + r"\S*", text)]
+    assert not found, f"(file, word): {found}"
+
+
+def unquoted(text):
+    """``text`` without quotations: blockquote lines and ``"…"`` spans."""
+    own = "\n".join(line for line in text.splitlines() if not line.startswith(">"))
+    return re.sub(r'"[^"]*"', " ", own)
+
+
+def test_the_korean_files_call_the_core_bonpyeon_and_quote_the_summarys_words_only():
+    found = []
+    for path in KOREAN_FILES:
+        text = path.read_text(encoding="utf-8")
+        found += [(path.name, m.group(0)) for m in CORE_AS_KEY.finditer(text)]
+        found += [(path.name, word) for word in QUOTED_ONLY if word in unquoted(text)]
     assert not found, f"(file, word): {found}"

@@ -95,17 +95,17 @@ def test_there_is_a_page_for_notebooks_and_the_index_lists_them_all():
 def test_a_page_links_its_notebook_and_states_the_times_of_its_title(page):
     text = read(page)
     assert f"](../{page.stem}.ipynb)" in text, f"{page.name} does not link its notebook"
-    said = [int(re.search(rf"{part} 약 (\d+)분", text).group(1)) for part in ("핵심", "Bonus")]
+    said = [int(re.search(rf"{part} 약 (\d+)분", text).group(1)) for part in ("본편", "Bonus")]
     assert tuple(said) == title_minutes()[page.stem], f"{page.name} says {said}"
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.stem[:2])
 def test_a_page_follows_the_core_and_asks_its_check_questions(page):
     text, cells = read(page), core(page)
-    for heading in ("핵심 요약", "비유가 맞지 않는 곳", "이해 확인", "모임에서 토론할 질문"):
+    for heading in ("본편 요약", "비유가 맞지 않는 곳", "이해 확인", "모임에서 토론할 질문"):
         assert f"\n## {heading}\n" in text, f"{page.name} has no section {heading}"
     sections = [n for cell in cells for n in re.findall(r"^## (\d+)\. ", cell, re.MULTILINE)]
-    assert re.findall(r"^### (\d+)\. ", section(text, "핵심 요약"), re.MULTILINE) == sections
+    assert re.findall(r"^### (\d+)\. ", section(text, "본편 요약"), re.MULTILINE) == sections
     asked = len(numbered(section(text, "이해 확인")))
     expected = check_questions(cells)
     assert asked == expected, f"{page.name}: {asked} check questions, its core {expected}"
