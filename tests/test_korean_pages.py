@@ -2,7 +2,8 @@
 sheet: each page links to its notebook, states the times of its title, follows its numbered core
 sections and asks as many check questions as its core; the pages gloss only glossary terms, print
 the four labels and avoid the rejected renderings; the Korean cheat sheet writes the English one's
-formulas and paper map, and the reading plan has the meetings of the instructors' guide."""
+formulas and paper map, both state the softmax fibers notebook 07 prints, and the reading plan has
+the meetings of the instructors' guide."""
 
 import json
 import re
@@ -139,6 +140,24 @@ def test_the_korean_cheat_sheet_writes_the_english_ones_mathematics():
     assert len(missing) <= len(symbols(english)) // 10, f"left out: {sorted(missing)}"
     assert paper_numbers(korean) == paper_numbers(english)
     assert len(korean) <= 1.1 * len(english), "longer than the English sheet's one page"
+
+
+def printed(path):
+    """The text a notebook's code cells print."""
+    return "".join("".join(output.get("text", "")) for cell in json.loads(read(path))["cells"]
+                   for output in cell.get("outputs", []))
+
+
+def test_the_softmax_fibers_the_sheets_state_are_those_notebook_07_prints():
+    out = printed(ROOT / "notebooks" / "07_softmax_conjecture.ipynb")
+    orbit, fiber = re.search(r"GL orbit: (\d+);  together: (\d+)", out).groups()
+    parameters, gl, rank = re.search(r"parameters - GL orbit = (\d+) - (\d+) = (\d+)", out).groups()
+    english, korean = read(ROOT / "notebooks" / "CHEATSHEET.md"), read(CHEATSHEET)
+    assert f"fiber {fiber} > orbit {orbit}" in english
+    assert f"파이버 {fiber} > 궤도 {orbit}" in korean
+    assert f"{fiber} > {orbit}" in read(ROOT / "README.ko.md")
+    for sheet in (english, korean):   # after the collapse (3,3,3), a = (1,3): fiber = orbit
+        assert f"${parameters} - {rank} = {gl}$" in sheet
 
 
 def test_the_reading_plan_has_the_meetings_of_the_instructors_guide():
