@@ -26,8 +26,8 @@ TAG = "install"
 METADATA = {"tags": [TAG], "jupyter": {"source_hidden": True}, "slideshow": {"slide_type": "skip"}}
 
 SOURCE = '''\
-# Install cell, the same in every notebook: nothing to do where lsa_helpers is installed; in a
-# clone opened in Colab it installs the pinned requirements and the package (README, "Run in Colab").
+# Install cell, the same in every notebook: nothing to do where lsa_helpers is installed; in a clone
+# opened in Colab it installs the pinned requirements and the package (README, "Run in Colab").
 import importlib.util
 import subprocess
 import sys
