@@ -41,7 +41,7 @@ test: $(INSTALLED)
 		--nbval-cell-timeout=120 notebooks/ || status=1; \
 	exit $$status
 
-EXECUTE := jupyter nbconvert --to notebook --execute --inplace \
+EXECUTE := jupyter nbconvert --config=$(CURDIR)/tools/nbclient_wakeup.py --to notebook --execute --inplace \
 	--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=600 \
 	--ExecutePreprocessor.record_timing=False
 

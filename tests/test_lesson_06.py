@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 
 LESSON = Path(__file__).resolve().parents[1] / "notebooks" / "06_training.ipynb"
 SOLUTION = LESSON.parent / "solutions" / LESSON.name
-RAISE = re.compile(r"^raise NotImplementedError\(.*\)\n", re.MULTILINE)
+RAISE = re.compile(r"^( *)raise NotImplementedError\((?:[^()]|\([^()]*\))*\)\n?", re.MULTILINE)
 ANSWER = "powers = (3, 6)\nexponent = -1\n"
 
 
@@ -54,7 +54,7 @@ def namespace():
 
 
 def stub():
-    return the_cell('NotImplementedError("Exercise 06.1')
+    return the_cell('"Exercise 06.1: replace this line')
 
 
 def test_the_stub_does_not_give_the_answer():
