@@ -84,7 +84,8 @@ def paper_numbers(text):
 
 
 def test_there_is_a_page_for_notebooks_and_the_index_lists_them_all():
-    assert len(PAGES) >= 5, [page.name for page in PAGES]
+    lessons = sorted(path.stem for path in (ROOT / "notebooks").glob("0*.ipynb"))
+    assert [page.stem for page in PAGES] == lessons, [page.name for page in PAGES]
     for page in PAGES:
         assert notebook(page).exists(), f"{page.name} names no notebook"
     linked = set(re.findall(r"\]\((0\d_\w+\.md)\)", read(INDEX)))
@@ -96,6 +97,8 @@ def test_there_is_a_page_for_notebooks_and_the_index_lists_them_all():
 def test_a_page_links_its_notebook_and_states_the_times_of_its_title(page):
     text = read(page)
     assert f"](../{page.stem}.ipynb)" in text, f"{page.name} does not link its notebook"
+    title = "".join(json.loads(notebook(page).read_text(encoding="utf-8"))["cells"][0]["source"])
+    assert f"](ko/{page.name})" in title, f"{page.stem}'s title cell does not link {page.name}"
     said = [int(re.search(rf"{part} 약 (\d+)분", text).group(1)) for part in ("본편", "Bonus")]
     assert tuple(said) == title_minutes()[page.stem], f"{page.name} says {said}"
 
