@@ -45,10 +45,12 @@ EXECUTE := jupyter nbconvert --config=$(CURDIR)/tools/nbclient_wakeup.py --to no
 	--ExecutePreprocessor.kernel_name=python3 --ExecutePreprocessor.timeout=600 \
 	--ExecutePreprocessor.record_timing=False
 
+# Each notebook runs in its own folder; one of them: make notebooks NOTEBOOKS=notebooks/03_dimension.ipynb
+NOTEBOOKS ?= $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb)
+
 notebooks: $(INSTALLED)
-	cd notebooks && ../$(BIN)/$(EXECUTE) *.ipynb
-	cd notebooks/solutions && ../../$(BIN)/$(EXECUTE) *.ipynb
-	$(BIN)/python tools/clean_notebooks.py notebooks/*.ipynb notebooks/solutions/*.ipynb
+	$(BIN)/$(EXECUTE) $(NOTEBOOKS)
+	$(BIN)/python tools/clean_notebooks.py $(NOTEBOOKS)
 
 # Optional, for handouts: `make slides` exports the core of each notebook (its stored outputs) as a
 # static reveal.js deck, build/slides/<notebook>.slides.html, with nbconvert --to slides: cells of
