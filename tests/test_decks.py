@@ -1,0 +1,243 @@
+"""The presentation decks ``notebooks/slides/NN_name.ipynb``: one per lesson, made for a room.
+
+Static checks, per deck: at most 60 words a slide (its markdown and its fragments; a ``$...$``,
+a ``$$...$$`` and a code span count as one word each), a speaker-notes cell on every slide that
+starts with its minutes, test markers as cell tags (no ``NBVAL`` in any source), no stored error
+or widget view, every code cell self-contained (each name it loads is defined or imported in the
+cell, or a builtin), the deck's RISE settings, a deck for every lesson, a title slide naming the
+lesson, and a closing slide naming the homework and every Bonus section of the lesson.
+
+The browser walk (``-m browser``, needs Chromium like ``test_browser.py``, whose server and
+slideshow it uses) opens each deck directly at 1280x720 and steps with Space through every stop:
+no stop taller than the screen, body text at least 28 px, math rendered, no error shown; at the
+demo it runs the cell live and checks that the sliders and the result are on the screen.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import builtins
+import json
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+SLIDES = NOTEBOOKS / "slides"
+DECKS = sorted(SLIDES.glob("0*.ipynb"))
+LESSONS = sorted(NOTEBOOKS.glob("0*.ipynb"))
+
+RISE = {"theme": "simple", "transition": "none", "slideNumber": "c/t", "center": False,
+        "scroll": False, "controls": True, "progress": True}
+MAX_WORDS = 60
+NOTES_WORDS = (40, 200)
+MINUTES = re.compile(r"~\s*(\d+(?:\.\d+)?)\s*min\b")
+FIGURE_PX = (1100, 440)  # figsize (11, 4.4) at 100 dpi
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+SCAFFOLDING = ["NBVAL", "NotImplementedError", "Estimated timing", "Solution:", "•••"]
+DEMO_TAG = "nbval-ignore-output"
+
+
+def load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+def kind(cell):
+    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type", "-")
+
+
+def slides(nb):
+    """The slides of a deck, in order: lists of the cells from one ``slide``/``subslide`` on."""
+    groups = []
+    for cell in nb["cells"]:
+        if kind(cell) in ("slide", "subslide") or not groups:
+            groups.append([])
+        groups[-1].append(cell)
+    return groups
+
+
+def visible_markdown(group):
+    """The markdown a slide shows: its own cell and its fragments (not notes, not skipped)."""
+    return "\n\n".join(source(cell) for cell in group
+                       if cell["cell_type"] == "markdown" and kind(cell) not in ("notes", "skip"))
+
+
+def plain(markdown):
+    """Markdown reduced to its words: math and code spans one token each, markup removed."""
+    text = re.sub(r"\$\$.+?\$\$", " MATH ", markdown, flags=re.S)
+    text = re.sub(r"\$[^$\n]+\$", " MATH ", text)
+    text = re.sub(r"`[^`\n]+`", " CODE ", text)
+    text = re.sub(r"<[^>\n]+>", " ", text)                      # html tags
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)      # links and images: their text
+    return re.sub(r"[#*_>|~]", " ", text)
+
+
+def words(markdown):
+    return [token for token in plain(markdown).split() if re.search(r"\w", token)]
+
+
+def normalized(text):
+    return " ".join(re.sub(r"[*_`]", "", text).casefold().split())
+
+
+def loaded_but_undefined(code):
+    """Names a cell loads without defining, importing or getting them from builtins."""
+    tree = ast.parse(code)
+    defined = set(dir(builtins))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            defined.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            defined.add(node.name)
+    loaded = {node.id for node in ast.walk(tree)
+              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return sorted(loaded - defined)
+
+
+def png_size(encoded):
+    """(width, height) of a base64 PNG, read from its IHDR chunk."""
+    head = base64.b64decode(encoded[:64])
+    return struct.unpack(">II", head[16:24])
+
+
+def lesson_of(deck):
+    return NOTEBOOKS / deck.name
+
+
+def bonus_titles(lesson):
+    """``(N, title)`` of each ``## Bonus N: title`` of the lesson, a trailing "(...)" left out."""
+    found = re.findall(r"^## Bonus (\d+): (.+)$", "\n".join(source(c) for c in load(lesson)["cells"]
+                                                             if c["cell_type"] == "markdown"), re.M)
+    return [(n, re.sub(r"\s*\([^()]*\)\s*$", "", title).strip()) for n, title in found]
+
+
+def core_minutes(lesson):
+    match = re.search(r"core about (\d+) minutes", source(load(lesson)["cells"][0]))
+    return int(match.group(1)) if match else None
+
+
+deck_params = pytest.mark.parametrize("deck", DECKS, ids=[deck.stem for deck in DECKS])
+
+
+def test_a_deck_for_every_lesson():
+    assert {deck.stem for deck in DECKS} == {lesson.stem for lesson in LESSONS}
+
+
+def test_the_room_theme_sets_the_sizes():
+    css = (SLIDES / "rise.css").read_text(encoding="utf-8")
+    assert re.search(r"\.jp-RenderedHTMLCommon\s*\{[^}]*font-size:\s*30px", css)
+    assert re.search(r"\.jp-InputPlaceholder[^{]*\{[^}]*display:\s*none", css, re.S)
+
+
+@deck_params
+def test_rise_settings_and_kernel(deck):
+    metadata = load(deck)["metadata"]
+    assert metadata.get("rise") == RISE
+    assert metadata["kernelspec"]["name"] == "python3"
+
+
+@deck_params
+def test_slides_are_short(deck):
+    long = {i: len(words(visible_markdown(group)))
+            for i, group in enumerate(slides(load(deck)), start=1)
+            if len(words(visible_markdown(group))) > MAX_WORDS}
+    assert not long, f"slides (numbered from 1) over {MAX_WORDS} words: {long}"
+
+
+@deck_params
+def test_every_slide_has_speaker_notes_with_its_minutes(deck):
+    groups = slides(load(deck))
+    missing = [i for i, group in enumerate(groups, start=1)
+               if not any(kind(cell) == "notes" for cell in group)]
+    assert not missing, f"slides without a notes cell: {missing}"
+    notes = [(i, source(cell)) for i, group in enumerate(groups, start=1) for cell in group
+             if kind(cell) == "notes"]
+    assert all(cell["cell_type"] == "markdown" for group in groups for cell in group
+               if kind(cell) == "notes")
+    unmarked = [i for i, text in notes if not MINUTES.match(text.strip())]
+    assert not unmarked, f"notes of slides {unmarked} do not start with '~N min'"
+    sizes = {i: len(words(text)) for i, text in notes}
+    bad = {i: n for i, n in sizes.items() if not NOTES_WORDS[0] <= n <= NOTES_WORDS[1]}
+    assert not bad, f"notes outside {NOTES_WORDS} words: {bad}"
+    total = sum(float(MINUTES.match(text.strip()).group(1)) for _, text in notes)
+    core = core_minutes(lesson_of(deck))
+    assert core and abs(total - core) <= 0.2 * core, \
+        f"the notes add up to {total:g} min; the lesson's core takes {core} min"
+
+
+@deck_params
+def test_title_and_closing_slides(deck):
+    groups = slides(load(deck))
+    title, closing = visible_markdown(groups[0]), normalized(visible_markdown(groups[-1]))
+    number = deck.stem[:2]
+    assert title.lstrip().startswith(f"# {number} · "), title[:80]
+    assert f"Lesson: notebooks/{deck.name}" in title.replace("`", "")
+    assert re.search(rf"exercise {number}\.\d", closing), "the closing slide names no exercise"
+    assert normalized(f"build/handouts/{deck.stem}.html") in closing, "no homework sheet named"
+    missing = [f"Bonus {n}: {t}" for n, t in bonus_titles(lesson_of(deck))
+               if f"bonus {n}" not in closing or normalized(t) not in closing]
+    assert not missing, f"the closing slide does not name {missing}"
+
+
+@deck_params
+def test_no_scaffolding_errors_or_stored_widgets(deck):
+    cells = load(deck)["cells"]
+    found = [(i, word) for i, cell in enumerate(cells) for word in SCAFFOLDING
+             if word in source(cell)]
+    assert not found, f"scaffolding in cells: {found}"
+    for i, cell in enumerate(cells):
+        for output in cell.get("outputs", []):
+            assert output["output_type"] != "error", f"cell {i} stores an error"
+            assert output.get("name") != "stderr", f"cell {i} stores stderr output"
+            assert WIDGET_MIME not in output.get("data", {}), f"cell {i} stores a widget view"
+            assert "Traceback" not in json.dumps(output), f"cell {i} stores a traceback"
+        assert not ({"raises-exception"} & set(cell.get("metadata", {}).get("tags", []))), i
+
+
+@deck_params
+def test_code_cells_are_self_contained(deck):
+    undefined = {i: names for i, cell in enumerate(load(deck)["cells"])
+                 if cell["cell_type"] == "code"
+                 for names in [loaded_but_undefined(source(cell))] if names}
+    assert not undefined, f"names used but not defined in their cell: {undefined}"
+
+
+@deck_params
+def test_code_cells_are_figures_or_short_demos(deck):
+    """A hidden-input cell draws a figure that fits; a shown one is a two-line demo, tagged."""
+    for i, cell in enumerate(load(deck)["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        metadata = cell["metadata"]
+        if metadata.get("jupyter", {}).get("source_hidden"):
+            for output in cell.get("outputs", []):
+                if "image/png" in output.get("data", {}):
+                    width, height = png_size(output["data"]["image/png"])
+                    assert width <= FIGURE_PX[0] and height <= FIGURE_PX[1], \
+                        f"cell {i}: a {width}x{height} figure, more than {FIGURE_PX}"
+        else:
+            assert DEMO_TAG in metadata.get("tags", []), f"cell {i}: a shown code cell, untagged"
+            assert len(source(cell).strip().splitlines()) <= 2, f"cell {i}: more than two lines"
+
+
+def test_word_count_rules():
+    """The counting itself, on text with a known count."""
+    assert words("## Fibers\n\nThe *curve* $(\\lambda A, \\lambda^{-1} V)$ is **[paper]**:") == \
+        ["Fibers", "The", "curve", "MATH", "is", "[paper]"]
+    assert len(words("$$\nx + y\n$$\n\n- `make slides` → [the sheet](x.html)")) == 4
+    assert loaded_but_undefined("import numpy as np\nx = np.ones(2)\nprint(x, y)") == ["y"]
+    assert loaded_but_undefined("f = lambda t: t\n[z for z in range(3)]") == []
