@@ -3,17 +3,21 @@
 Every message names the argument, states the rule and shows what was received, e.g.
 ``ValueError: samples must be an integer >= 1, got samples=0``. Bools are not numbers here
 (``True`` is refused where a count is expected); numpy integers and floats are numbers.
+The module loads numpy only where an array is checked, so that the modules which need no
+numpy (architectures, formulas) load none.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 S = TypeVar("S", bound=str)
 
@@ -25,13 +29,17 @@ MAX_PRIME = 2**62
 
 
 def is_integer(value: Any) -> bool:
-    """Whether ``value`` is an integer (Python or numpy), a bool not counting as one."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    """Whether ``value`` is an integer (Python or numpy), a bool not counting as one.
+
+    numpy registers its integers as ``numbers.Integral`` and its floats as ``numbers.Real``,
+    and its bool as neither.
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def is_real(value: Any) -> bool:
     """Whether ``value`` is a real number (Python or numpy), a bool not counting as one."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 def integer(name: str, value: Any, minimum: int, *, maximum: int | None = None) -> int:
@@ -97,7 +105,8 @@ def fraction(name: str, value: Any, *, zero: bool = False) -> float:
 
 def bool_flag(name: str, value: Any) -> bool:
     """``value`` as a ``bool``, if it is ``True`` or ``False`` (numpy bools too)."""
-    if not isinstance(value, (bool, np.bool_)):
+    numpy = sys.modules.get("numpy")  # a numpy bool exists only once numpy is loaded
+    if not (isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_))):
         raise ValueError(f"{name} must be True or False, got {name}={value!r}")
     return bool(value)
 
@@ -180,6 +189,8 @@ def integer_array(name: str, values: Any) -> np.ndarray:
     (``2^53`` for float64, ``2^24`` for float32, ``2^11`` for float16), where they are exact; a
     larger float may not be the integer that was meant, so its residue mod p would be wrong.
     """
+    import numpy as np
+
     A = np.asarray(values)
     if A.dtype.kind in "iub":
         wide = A.dtype == np.uint64 and A.size and A.max() > np.iinfo(np.int64).max
