@@ -209,34 +209,37 @@ def homework(lesson: Path) -> str:
     return page(f"Homework · {title}", "\n".join(parts), "en", "homework.css")
 
 
+# JavaScript: the first of the font sizes (pt) at which <main>'s columns hold the whole sheet.
+FIT = """(sizes) => {
+    const main = document.querySelector('main');
+    for (const size of sizes) {
+        document.documentElement.style.fontSize = size + 'pt';
+        if (main.scrollWidth <= main.clientWidth + 1) return size;
+    }
+    return null; }"""
+
+
 def print_pdfs(browser, html_path: Path, papers: dict, one_page: bool) -> list[tuple[Path, str]]:
     """``(PDF, note)`` for each paper: with ``one_page``, ``<stem>.<paper>.pdf`` at the largest font
     size of FONT_SIZES at which the two columns hold the whole sheet (an error if none does), noted;
-    else ``<stem>.pdf``."""
+    else ``<stem>.pdf``. The page is laid out in a viewport of the paper's printed area."""
+    view = browser.new_page()
+    view.emulate_media(media="print")
+    view.goto(html_path.as_uri())
+    view.wait_for_function("document.body.dataset.typeset === 'done'", timeout=60_000)
     printed = []
     for paper, (width, height) in papers.items():
-        view = browser.new_page(viewport={"width": round((width - 2 * MARGIN) * 96 / 25.4),
-                                          "height": round((height - 2 * MARGIN) * 96 / 25.4)})
-        view.emulate_media(media="print")
-        view.goto(html_path.as_uri())
-        view.wait_for_function("document.body.dataset.typeset === 'done'", timeout=60_000)
-        fits = None
-        if one_page:
-            fits = view.evaluate("""(sizes) => {
-                const main = document.querySelector('main');
-                for (const size of sizes) {
-                    document.documentElement.style.fontSize = size + 'pt';
-                    if (main.scrollWidth <= main.clientWidth + 1) return size;
-                }
-                return null; }""", FONT_SIZES)
-            if fits is None:
-                raise SystemExit(f"build_slides: {html_path.name} does not fit one {paper} page "
-                                 f"at {FONT_SIZES[-1]} pt")
+        view.set_viewport_size({"width": round((width - 2 * MARGIN) * 96 / 25.4),
+                                "height": round((height - 2 * MARGIN) * 96 / 25.4)})
+        size = view.evaluate(FIT, FONT_SIZES) if one_page else None
+        if one_page and size is None:
+            raise SystemExit(f"build_slides: {html_path.name} does not fit one {paper} page at "
+                             f"{FONT_SIZES[-1]} pt")
         target = html_path.with_suffix(f".{paper}.pdf" if one_page else ".pdf")
         view.pdf(path=str(target), width=f"{width}mm", height=f"{height}mm", print_background=True,
                  margin=dict.fromkeys(("top", "right", "bottom", "left"), f"{MARGIN}mm"))
-        view.close()
-        printed.append((target, f"{fits} pt" if fits else ""))
+        printed.append((target, f"{size} pt" if size else ""))
+    view.close()
     return printed
 
 
