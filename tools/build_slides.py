@@ -56,7 +56,7 @@ LIBRARIES = {
 WEB_IMPORT = re.compile(r"^@import url\(https?://[^)]*\);\n", re.MULTILINE)
 # A line of links only (to the other language, the glossary): not for paper.
 NAVIGATION = re.compile(r"^\[[^\]]*\]\([^)]*\)(?: · \[[^\]]*\]\([^)]*\))*\n", re.MULTILINE)
-EXERCISE = re.compile(r"^#+ (?:\d+\. )?Exercise \d\d\.\d+\b", re.MULTILINE)
+EXERCISE = re.compile(r"^#+ .*\bExercise \d\d\.\d+\b")
 HEADING = re.compile(r"^#+ ", re.MULTILINE)
 SECTION_NUMBER = re.compile(r"^#+ (?:\d+\. )?")  # "## 5. Exercise 03.1": an exercise heading
 # Lines of an exercise section that belong to the lesson, not to the sheet.
@@ -183,9 +183,10 @@ def exercises(lesson: Path) -> list[tuple[str, str, list]]:
     return found
 
 
-def exercise_html(bonus: str, cells: list) -> str:
-    """One exercise: the Bonus section it belongs to, its text and its stub code."""
-    parts = [f"<p class='from'>From {html.escape(bonus)}</p>"] if bonus else []
+def exercise_html(heading: str, bonus: str, cells: list) -> str:
+    """One exercise: the Bonus section it belongs to (unless it is one), its text, its stub code."""
+    from_bonus = markdown(f"From {bonus}").replace("<p>", "<p class='from'>", 1)
+    parts = [from_bonus] if bonus not in heading else []
     for kind, source in cells:
         if kind == "code":
             parts.append(f"<pre><code>{html.escape(source)}</code></pre>")
@@ -198,8 +199,8 @@ def homework(lesson: Path) -> str:
     """The homework sheet of a lesson: its exercises as stated there, the stubs, no solutions."""
     title = nbformat.read(lesson, as_version=4).cells[0].source.splitlines()[0].lstrip("# ")
     found = exercises(lesson)
-    core = [exercise_html(bonus, cells) for _, bonus, cells in found if not bonus]
-    bonus = [exercise_html(bonus, cells) for _, bonus, cells in found if bonus]
+    core = [exercise_html(*exercise) for exercise in found if not exercise[1]]
+    bonus = [exercise_html(*exercise) for exercise in found if exercise[1]]
     parts = [f"<h1>Homework · {html.escape(title)}</h1>",
              f"<p class='where'>Lesson: <code>notebooks/{lesson.name}</code>. Type your answers "
              "into the exercise cells there: each checks itself. Solutions, after the session: "
