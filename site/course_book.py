@@ -6,6 +6,9 @@
 - A Markdown link to a repository file outside the book (``README.ko.md``) goes to that file in
   the repository (``course_repository``), or is left as text when no repository is set.
 - Each notebook's page has a JupyterLite entry in its launch menu (``course_lite_url``).
+- The directive ``course-decks`` lists the decks ``notebooks/slides/*.ipynb``, each linked to its
+  static reveal.js page ``slides/<name>.slides.html`` (built by ``make slides``, copied into the
+  site by ``tools/build_site.py``).
 - MathJax 3 is copied from npm's package (``site/node_modules``) into ``_static/mathjax``.
 """
 
@@ -18,9 +21,11 @@ from pathlib import Path
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.errors import ConfigError
+from sphinx.util.docutils import SphinxDirective
 
 SITE = Path(__file__).resolve().parent
 ROOT = SITE.parent
+DECKS = ROOT / "notebooks" / "slides"
 MATHJAX = SITE / "node_modules" / "mathjax" / "es5"
 # What tex-chtml.js loads from its own folder: TeX extensions on demand, the CHTML fonts, and the
 # menu's accessibility and speech modules.
@@ -97,6 +102,21 @@ def lite_button(app, pagename: str, templatename: str, context: dict, doctree) -
     })
 
 
+class Decks(SphinxDirective):
+    """A list of the decks, each its title (the first line of its first cell) linked to its page."""
+
+    def run(self) -> list[nodes.Node]:
+        items = nodes.bullet_list()
+        prefix = "../" * self.env.docname.count("/")
+        for deck in sorted(DECKS.glob("*.ipynb")):
+            self.env.note_dependency(str(deck))
+            first = json.loads(deck.read_text(encoding="utf-8"))["cells"][0]["source"]
+            title = "".join(first).split("\n", 1)[0].lstrip("# ").strip()
+            link = nodes.reference(title, title, refuri=f"{prefix}slides/{deck.stem}.slides.html")
+            items += nodes.list_item("", nodes.paragraph("", "", link))
+        return [items]
+
+
 def check_mathjax(app) -> None:
     """``builder-inited``: MathJax must have been installed from npm."""
     if not (MATHJAX / "tex-chtml.js").is_file():
@@ -119,6 +139,7 @@ def copy_mathjax(app, exception) -> None:
 def setup(app) -> dict:
     app.add_config_value("course_repository", "", "html", str)
     app.add_config_value("course_lite_url", "lite/lab/index.html?path={path}", "html", str)
+    app.add_directive("course-decks", Decks)
     app.connect("builder-inited", check_mathjax)
     app.connect("source-read", read_notebook)
     app.connect("doctree-read", outside_links)
