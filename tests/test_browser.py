@@ -79,11 +79,9 @@ NUDGE = """
 
 
 def code_cells(name):
-    """``(cell index, tags, stored output has a widget view, source)`` for each code cell."""
+    """``(cell index, tags, source)`` for each code cell."""
     cells = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))["cells"]
-    return [(i, cell.get("metadata", {}).get("tags", []),
-             any(WIDGET_MIME in output.get("data", {}) for output in cell.get("outputs", [])),
-             "".join(cell["source"]))
+    return [(i, cell.get("metadata", {}).get("tags", []), "".join(cell["source"]))
             for i, cell in enumerate(cells) if cell["cell_type"] == "code"]
 
 
@@ -321,6 +319,16 @@ class Notebook:
                 + `indicator ${{indicator && indicator.dataset.status}}; prompts ${{prompts}}`;
         }}""", self.arg)
 
+    def widget_cells(self):
+        """The indices of the cells whose outputs hold a widget view, read from the cell models."""
+        return self.page.evaluate(f"""({{name}}) => {{
+            const panel = {PANEL};
+            return panel.content.widgets.map((cell, index) => [index,
+                cell.model.type === 'code' && cell.model.outputs.toJSON()
+                    .some(o => o.data && '{WIDGET_MIME}' in o.data)])
+                .filter(([, widget]) => widget).map(([index]) => index);
+        }}""", self.arg)
+
     def errors(self):
         """``{cell index: ["ename: evalue", ...]}`` read from the cell models, for error outputs."""
         return dict(self.page.evaluate(f"""({{name}}) => {{
@@ -335,7 +343,7 @@ class Notebook:
 def run_and_check(context, lab, tmp_path, name):
     """Open ``name``, run all, check errors and widgets; return the open :class:`Notebook`."""
     cells = code_cells(name)
-    exercises = sorted(i for i, tags, _, _ in cells if "raises-exception" in tags)
+    exercises = sorted(i for i, tags, _ in cells if "raises-exception" in tags)
     notebook = Notebook(context, *lab, name, tmp_path)
     try:
         check_run(notebook, cells, exercises)
@@ -363,11 +371,10 @@ def check_run(notebook, cells, exercises):
     notebook.check(shown == len(exercises),
                    f"{shown} tracebacks of NotImplementedError shown, {len(exercises)} expected")
 
-    widget_cells = [i for i, _, widget, _ in cells if widget]
-    demos = [i for i, _, _, source in cells if "_explorer(" in source]
+    widget_cells = notebook.widget_cells()
+    demos = [i for i, _, source in cells if "_explorer(" in source]
     notebook.check(set(demos) <= set(widget_cells),
-                   f"the demo cells {demos} show no widget in the stored notebook, so none is "
-                   "checked")
+                   f"the demo cells {demos} show no widget view after Run All: {widget_cells}")
     for index in widget_cells:
         cell = notebook.cell(index)
         for selector, what in ((".jupyter-widgets.widget-interact", "the widget"),
@@ -393,7 +400,7 @@ def follow_the_slider(notebook):
     """Move ``a`` of ``dimension_explorer`` one step down; the line and the plot must follow."""
     from lsa_helpers import Architecture, dimension, formula_dimension
 
-    index = next(i for i, _, _, source in code_cells(DIMENSION) if "dimension_explorer(" in source)
+    index = next(i for i, _, source in code_cells(DIMENSION) if "dimension_explorer(" in source)
     demo = notebook.cell(index)
     sliders = demo.locator(".widget-slider")
     labels = [label.strip() for label in sliders.locator(".widget-label").all_inner_texts()]
@@ -470,9 +477,13 @@ def slide_types(name):
 
 
 class Slideshow(Notebook):
-    """One notebook open as a RISE slideshow; the checks and waits of :class:`Notebook`."""
+    """One notebook open as a RISE slideshow; the checks and waits of :class:`Notebook`.
 
-    def __init__(self, context, url, token, name, tmp_path):  # not Notebook's: no JupyterLab
+    ``viewport``: the page's size (``{"width": ..., "height": ...}``) if not the browser's;
+    ``idle``: wait for the kernel to be idle before returning.
+    """
+
+    def __init__(self, context, url, token, name, tmp_path, viewport=None, idle=True):
         from playwright.sync_api import Error, TimeoutError
 
         self.error, self.timeout_error = Error, TimeoutError
@@ -480,8 +491,11 @@ class Slideshow(Notebook):
         self.name, self.tmp_path, self.arg = name, tmp_path, {"name": name}
         self.console = []
         # RISE asks for rise.css and <name>.css next to the notebook: harmless 404s, left out.
-        harmless = ("/files/rise.css", f"/files/{Path(name).stem}.css")
+        folder = Path(name).parent
+        harmless = (f"/files/{folder / 'rise.css'}", f"/files/{Path(name).with_suffix('.css')}")
         self.page = context.new_page()
+        if viewport:
+            self.page.set_viewport_size(viewport)
         self.page.on("console", lambda message: message.type in ("error", "warning")
                      and not any(css in message.text for css in harmless)
                      and self.console.append(f"{message.type}: {message.text}"))
@@ -491,7 +505,8 @@ class Slideshow(Notebook):
         self.wait(f"() => document.querySelector('.reveal.ready') && {PRESENT}",
                   "reveal.js to show the first slide", START,
                   seen=lambda: repr(self.page.inner_text("body")[:300]))
-        self.wait_for_kernel("the notebook's kernel to start and go idle", START)
+        if idle:  # else the kernel starts while the slides are looked at
+            self.wait_for_kernel("the notebook's kernel to start and go idle", START)
 
     def api(self, path, method="GET"):
         request = urllib.request.Request(f"{self.url}api/{path}?token={self.token}",
@@ -574,7 +589,7 @@ class Slideshow(Notebook):
 def play_the_deck(deck):
     """Math, skip cells, keyboard navigation to the demo, the demo run live; see the test."""
     types = slide_types(DECK)
-    demo = next(i for i, _, _, source in code_cells(DECK) if "_explorer(" in source)
+    demo = next(i for i, _, source in code_cells(DECK) if "_explorer(" in source)
     deck.check(deck.page.locator(".reveal .slides .jp-Cell").count() == len(types),
                f"the slideshow holds {deck.page.locator('.reveal .slides .jp-Cell').count()} "
                f"cells, the notebook {len(types)}")

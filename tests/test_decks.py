@@ -19,11 +19,15 @@ import ast
 import base64
 import builtins
 import json
+import os
 import re
 import struct
 from pathlib import Path
 
 import pytest
+
+# browser and lab are test_browser's fixtures: one JupyterLab server, one Chromium for the walk
+from test_browser import CHROMIUM, RUN_ALL, START, Slideshow, browser, lab  # noqa: F401
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -231,7 +235,8 @@ def test_code_cells_are_figures_or_short_demos(deck):
                         f"cell {i}: a {width}x{height} figure, more than {FIGURE_PX}"
         else:
             assert DEMO_TAG in metadata.get("tags", []), f"cell {i}: a shown code cell, untagged"
-            assert len(source(cell).strip().splitlines()) <= 2, f"cell {i}: more than two lines"
+            lines = [line for line in source(cell).splitlines() if line.strip()]
+            assert len(lines) <= 2, f"cell {i}: more than two lines of code"
 
 
 def test_word_count_rules():
@@ -241,3 +246,153 @@ def test_word_count_rules():
     assert len(words("$$\nx + y\n$$\n\n- `make slides` → [the sheet](x.html)")) == 4
     assert loaded_but_undefined("import numpy as np\nx = np.ones(2)\nprint(x, y)") == ["y"]
     assert loaded_but_undefined("f = lambda t: t\n[z for z in range(3)]") == []
+
+
+# --------------------------------------------------------------------------------------------
+# The browser walk: each deck opened directly at /rise/slides/<deck> (the server of
+# test_browser.py serves notebooks/), at a projector's 1280x720.
+
+VIEWPORT = {"width": 1280, "height": 720}
+MIN_BODY_PX = 28
+
+
+def stops(nb):
+    """``(hash position (h, v), fragments shown, slide's cells)`` for every stop of the deck."""
+    found, h, v = [], -1, 0
+    for group in slides(nb):
+        if kind(group[0]) == "subslide" and h >= 0:
+            v += 1
+        else:
+            h, v = h + 1, 0
+        fragments = sum(kind(cell) == "fragment" for cell in group)
+        found += [((h, v), shown, group) for shown in range(fragments + 1)]
+    return found
+
+
+# JavaScript: what the slide shown puts on the screen. Elements of a fragment not yet shown, of
+# notes and of skipped cells take no room.
+MEASURE = """() => {
+    const slide = document.querySelector(
+        '.reveal .slides > section.present > section.present');
+    const shown = node => {
+        const box = node.getBoundingClientRect();
+        const style = getComputedStyle(node);
+        return box.width > 0 && box.height > 0 && style.visibility !== 'hidden'
+            && !node.closest('.fragment:not(.visible)') && style.opacity !== '0';
+    };
+    const nodes = Array.from(slide.querySelectorAll('.jp-Cell *')).filter(shown);
+    const markdown = Array.from(slide.querySelectorAll('.jp-MarkdownCell')).filter(shown);
+    const body = Array.from(slide.querySelectorAll(
+        '.jp-MarkdownCell .jp-RenderedHTMLCommon :is(p, li, td, th)')).filter(shown);
+    const text = markdown.map(cell => cell.innerText).join('\\n');
+    const outputs = Array.from(slide.querySelectorAll('.jp-OutputArea-output')).filter(shown);
+    return {
+        hash: location.hash,
+        bottom: Math.max(0, ...nodes.map(n => n.getBoundingClientRect().bottom)),
+        right: Math.max(0, ...nodes.map(n => n.getBoundingClientRect().right)),
+        smallest: Math.min(999, ...body.map(n => parseFloat(getComputedStyle(n).fontSize))),
+        unrendered: markdown.filter(cell => !cell.classList.contains('jp-mod-rendered')).length,
+        raw_math: (text.match(/\\$[^$\\n]+\\$/) || [null])[0],
+        math: slide.querySelectorAll('mjx-container').length,
+        errors: outputs.filter(node => /Traceback|\\w+Error:/.test(node.innerText)
+            || node.dataset.mimeType === 'application/vnd.jupyter.stderr')
+            .map(node => node.innerText.slice(0, 200)),
+        widget_text: outputs.some(node => node.innerText.startsWith('interactive(')),
+    };
+}"""
+
+
+def check_stop(deck, stop, number, total, height):
+    (h, v), _, group = stop
+    where = f"stop {number} of {total} (slide {h + 1}, {deck.shown()})"
+    has_math = "$" in visible_markdown(group)
+    settled = deck.wait(f"""() => {{
+        const m = ({MEASURE})();
+        return !m.unrendered && !m.raw_math && (m.math > 0 || !{str(has_math).lower()}) && m;
+    }}""", f"{where}: the markdown and its math to render",
+        seen=lambda: str(deck.page.evaluate(MEASURE)))
+    deck.check(settled["hash"].startswith(f"#/slide-{h}-{v}"),
+               f"{where}: expected slide {h}-{v}, the hash reads {settled['hash']}")
+    deck.check(settled["bottom"] <= height,
+               f"{where}: the content reaches {settled['bottom']:.0f} px, below the screen")
+    deck.check(settled["right"] <= VIEWPORT["width"],
+               f"{where}: the content reaches {settled['right']:.0f} px, right of the screen")
+    deck.check(settled["smallest"] >= MIN_BODY_PX,
+               f"{where}: body text at {settled['smallest']} px, below {MIN_BODY_PX} px")
+    deck.check(not settled["errors"], f"{where}: error output {settled['errors']}")
+    deck.check(not settled["widget_text"], f"{where}: a widget shown as text")
+
+
+def run_demo(deck, index, number):
+    """Ctrl+Enter in demo cell ``index``; its sliders and result must come, on the screen."""
+    deck.wait_for_kernel("the kernel to start and be idle before the demo runs", START)
+    hash_before = deck.page.evaluate("location.hash")
+    deck.cell(index).locator(".jp-InputArea-editor .cm-content").press("Control+Enter")
+    state = """(index) => {
+        const cell = document.querySelectorAll('.reveal .slides .jp-Cell')[index];
+        const prompt = cell.querySelector('.jp-InputPrompt').innerText.trim();
+        const boxes = Array.from(cell.querySelectorAll(
+            '.widget-slider, .widget-dropdown, .widget-toggle-buttons, .widget-checkbox, '
+            + '.widget-output img')).map(node => node.getBoundingClientRect())
+            .filter(box => box.width > 0);
+        const output = cell.querySelector('.widget-output img, .widget-output pre');
+        return {prompt, controls: cell.querySelectorAll('.widget-slider').length,
+                output: Boolean(output), bottom: Math.max(0, ...boxes.map(b => b.bottom)),
+                top: Math.min(9999, ...boxes.map(b => b.top)),
+                text: cell.querySelector('.jp-Cell-outputArea').innerText};
+    }"""
+    result = deck.wait(f"""(index) => {{
+        const s = ({state})(index);
+        return /^\\[\\d+\\]:$/.test(s.prompt) && s.output
+            && Array.from(document.querySelectorAll('.reveal .slides .jp-Cell')[index]
+                .querySelectorAll('.widget-output img')).every(img => img.complete) && s;
+    }}""", f"demo cell {index} to run and show its controls and output", RUN_ALL, arg=index,
+        seen=lambda: str(deck.page.evaluate(state, index)))
+    deck.wait_for_kernel("the kernel to be idle after the demo ran")
+    result = deck.page.evaluate(state, index)
+    deck.check(deck.page.evaluate("location.hash") == hash_before,
+               f"running the demo moved the slideshow: {deck.shown()}")
+    deck.check(not re.search(r"Traceback|\w+Error:", result["text"]),
+               f"the demo shows an error: {result['text'][:300]!r}")
+    deck.check(result["top"] >= 0 and result["bottom"] <= VIEWPORT["height"],
+               f"the demo's controls and result span {result['top']:.0f} to "
+               f"{result['bottom']:.0f} px, off the 720 px screen")
+    deck.page.screenshot(path=str(deck.tmp_path / f"{deck.stem}-{number:02d}-demo.png"))
+
+
+def walk(deck, nb):
+    all_stops = stops(nb)
+    demos = [i for i, cell in enumerate(nb["cells"])
+             if cell["cell_type"] == "code" and DEMO_TAG in cell["metadata"].get("tags", [])]
+    for number, stop in enumerate(all_stops, start=1):
+        if number > 1:
+            deck.forward("Space")
+        check_stop(deck, stop, number, len(all_stops), VIEWPORT["height"])
+        deck.page.screenshot(path=str(deck.tmp_path / f"{deck.stem}-{number:02d}.png"))
+        if stop[1] == 0:
+            for index in demos:
+                if any(cell is nb["cells"][index] for cell in stop[2]):
+                    run_demo(deck, index, number)
+                    check_stop(deck, stop, number, len(all_stops), VIEWPORT["height"])
+    deck.page.keyboard.press("Space")
+    deck.page.wait_for_timeout(300)
+    deck.check(deck.page.evaluate("location.hash").startswith(
+        f"#/slide-{all_stops[-1][0][0]}-{all_stops[-1][0][1]}"),
+        f"Space moved past the last stop the notebook defines: {deck.shown()}")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists() and not os.environ.get("CI"),
+                    reason=f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium)")
+@deck_params
+def test_the_deck_plays_in_a_room(request, tmp_path, deck):
+    """At 1280x720: every stop fits the screen, body text >= 28 px, math rendered, no error;
+    the demo runs live with its controls and result on the screen. Screenshots in tmp_path."""
+    context, server = request.getfixturevalue("browser"), request.getfixturevalue("lab")
+    show = Slideshow(context, *server, f"slides/{deck.name}", tmp_path, viewport=VIEWPORT,
+                     idle=False)
+    show.stem = deck.stem
+    try:
+        walk(show, load(deck))
+    finally:
+        show.close()

@@ -75,6 +75,14 @@ def test_no_widget_state(notebook):
     assert not has_widgets, f"{name}: metadata holds widget state (run tools/clean_notebooks.py)"
 
 
+def test_no_stored_widget_view(notebook):
+    """A stored widget view shows as ``interactive(children=...`` text until its cell runs."""
+    name, nb = notebook
+    stored = [i for i, cell in code_cells(nb) for output in cell.get("outputs", [])
+              if "application/vnd.jupyter.widget-view+json" in output.get("data", {})]
+    assert not stored, f"{name} cells {stored}: stored widget views (run tools/clean_notebooks.py)"
+
+
 def test_kernelspec_python3(notebook):
     name, nb = notebook
     kernel = nb.get("metadata", {}).get("kernelspec", {}).get("name")

@@ -1,4 +1,8 @@
-"""Strip widget state and normalise the kernelspec of Jupyter notebooks, in place.
+"""Strip widget state and stored widget views, and normalise the kernelspec of notebooks, in place.
+
+A stored widget view has no live model behind it: before its cell runs, JupyterLab shows its text
+fallback, ``interactive(children=(IntSlider(...``. Such outputs are dropped; the cell keeps its
+execution count.
 
 Usage: python tools/clean_notebooks.py NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]
 """
@@ -8,6 +12,7 @@ import sys
 from pathlib import Path
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def clean(nb: dict) -> dict:
@@ -16,6 +21,9 @@ def clean(nb: dict) -> dict:
     nb["metadata"]["kernelspec"] = dict(KERNELSPEC)
     for cell in nb.get("cells", []):
         cell.get("metadata", {}).pop("execution", None)
+        if "outputs" in cell:
+            cell["outputs"] = [output for output in cell["outputs"]
+                               if WIDGET_VIEW not in output.get("data", {})]
     return nb
 
 
