@@ -20,6 +20,7 @@ from pathlib import Path
 
 from docutils import nodes
 from sphinx import addnodes
+from sphinx.application import Sphinx
 from sphinx.errors import ConfigError
 from sphinx.util.docutils import SphinxDirective
 
@@ -60,7 +61,7 @@ def reader_cell(cell: dict) -> dict:
     return cell
 
 
-def read_notebook(app, docname: str, source: list[str]) -> None:
+def read_notebook(app: Sphinx, docname: str, source: list[str]) -> None:
     """``source-read``: a notebook's cells as :func:`reader_cell` gives them."""
     if Path(app.env.doc2path(docname)).suffix == ".ipynb":
         notebook = json.loads(source[0])
@@ -68,7 +69,7 @@ def read_notebook(app, docname: str, source: list[str]) -> None:
         source[0] = json.dumps(notebook)
 
 
-def outside_links(app, doctree: nodes.document) -> None:
+def outside_links(app: Sphinx, doctree: nodes.document) -> None:
     """``doctree-read``: each MyST link to a repository file outside the book becomes a link to
     the repository's copy, or its text alone."""
     folder = Path(app.env.doc2path(app.env.docname)).resolve().parent  # through site/ links
@@ -87,7 +88,8 @@ def outside_links(app, doctree: nodes.document) -> None:
             node.replace_self(nodes.Text(text))
 
 
-def lite_button(app, pagename: str, templatename: str, context: dict, doctree) -> None:
+def lite_button(app: Sphinx, pagename: str, templatename: str, context: dict,
+                doctree: nodes.document | None) -> None:
     """``html-page-context``: a launch menu with JupyterLite on each notebook's page."""
     if context.get("page_source_suffix") != ".ipynb":
         return
@@ -117,13 +119,13 @@ class Decks(SphinxDirective):
         return [items]
 
 
-def check_mathjax(app) -> None:
+def check_mathjax(app: Sphinx) -> None:
     """``builder-inited``: MathJax must have been installed from npm."""
     if not (MATHJAX / "tex-chtml.js").is_file():
         raise ConfigError(f"{MATHJAX / 'tex-chtml.js'} is missing: run `npm ci` in {SITE}")
 
 
-def copy_mathjax(app, exception) -> None:
+def copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
     """``build-finished``: MATHJAX_PARTS into the site's ``_static/mathjax``."""
     if exception is not None or app.builder.format != "html":
         return
@@ -136,7 +138,7 @@ def copy_mathjax(app, exception) -> None:
             shutil.copy2(source, target)
 
 
-def setup(app) -> dict:
+def setup(app: Sphinx) -> dict:
     app.add_config_value("course_repository", "", "html", str)
     app.add_config_value("course_lite_url", "lite/lab/index.html?path={path}", "html", str)
     app.add_directive("course-decks", Decks)

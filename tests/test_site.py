@@ -5,10 +5,10 @@ is aborted and recorded. Every page of the book (not the decks under ``slides/``
 site under ``lite/``) is opened: it loads without a script error, MathJax typesets every formula
 (each ``.math`` element holds an ``mjx-container``, and no ``$…$`` is left in the text), every
 image is decoded with a positive width, every link to a page of the book names a file that exists
-and, with a fragment, an id of that page, and no request left the machine. Further: the pages are
-those of the sources in course order, a lesson's page shows the inputs and figures that the stored
-notebook shows a reader, each notebook's page links to the same notebook in JupyterLite, and the
-search page finds a word offline.
+and, with a fragment, an id of that page, and no request left the machine. A notebook's page also
+shows the inputs and figures that the stored notebook shows a reader (hidden inputs hidden) and
+links to the same notebook in JupyterLite. Further: every source has its page, the navigation
+lists them in course order, and the search page finds a word offline.
 
 Run after ``make site``. Without ``build/site`` the tests are skipped, except on CI (``CI`` set),
 where they fail; so are they without ``/usr/bin/chromium``. Run alone with ``pytest -m browser
@@ -47,6 +47,8 @@ ORDER = (["index"]
             "notebooks/ko/README"]
          + [f"notebooks/ko/{path.stem}" for path in KOREAN]
          + ["notebooks/ko/CHEATSHEET.ko", "notebooks/ko/READING_GROUP.ko"])
+NOTEBOOK_PAGES = {f"notebooks/{path.relative_to(NOTEBOOKS).with_suffix('.html')}"
+                  for path in LESSONS + sorted((NOTEBOOKS / "solutions").glob("*.ipynb"))}
 PAGES = sorted(str(path.relative_to(BOOK)) for path in BOOK.rglob("*.html")
                if path.relative_to(BOOK).parts[0] not in {"_static", "_sources", "slides", "lite"})
 
@@ -93,7 +95,8 @@ def server():
     """``build/site`` over HTTP on a free loopback port; its base URL."""
     if not BOOK.is_dir():
         pytest.fail(f"CI without {BOOK}: .ci/run should have run make site")
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(BOOK)))
+    handler = functools.partial(Quiet, directory=str(BOOK))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -162,6 +165,28 @@ def open_page(page, server: str, name: str) -> dict:
     return page.evaluate(PAGE_STATE)
 
 
+def reader_view(notebook: Path) -> tuple[int, int]:
+    """What the stored notebook shows a reader: code cells with their input shown, and images."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    code = [cell for cell in cells if cell["cell_type"] == "code"]
+    inputs = sum(not cell["metadata"].get("jupyter", {}).get("source_hidden") for cell in code)
+    images = sum(IMAGE_OUTPUT in output.get("data", {})
+                 for cell in code for output in cell.get("outputs", []))
+    return inputs, images
+
+
+def check_notebook_page(page, name: str) -> None:
+    """A notebook's page: the stored notebook's inputs and figures, and its JupyterLite link."""
+    path = Path(name).relative_to("notebooks").with_suffix(".ipynb")
+    inputs, images = reader_view(NOTEBOOKS / path)
+    assert page.locator(".cell_input").count() == inputs, f"{name}: inputs shown"
+    assert page.locator(".cell_output img").count() == images, f"{name}: figures shown"
+    lite = page.eval_on_selector_all("a[href*='lite/lab/']",
+                                     "links => links.map(a => a.getAttribute('href'))")
+    expected = "../" * name.count("/") + f"lite/lab/index.html?path={path.as_posix()}"
+    assert expected in lite, f"{name}: JupyterLite links {lite}"
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_page(offline, server, name):
     page, outside, errors = offline
@@ -181,6 +206,8 @@ def test_page(offline, server, name):
         assert path.is_file(), f"{name}: link to a missing file {url}"
         if fragment and path.suffix == ".html":
             assert fragment in ids(path), f"{name}: link to a missing anchor {url}"
+    if name in NOTEBOOK_PAGES:
+        check_notebook_page(page, name)
     assert not outside, f"{name}: requests for other hosts {outside}"
 
 
@@ -195,33 +222,6 @@ def test_pages_in_course_order(offline, server):
     listed = [urlsplit(href).path.removeprefix("/").removesuffix(".html") for href in hrefs]
     listed = [name for name in dict.fromkeys(listed) if name in ORDER]
     assert listed == ORDER
-
-
-def reader_view(notebook: Path) -> tuple[int, int]:
-    """What the stored notebook shows a reader: code cells with their input shown, and images."""
-    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
-    code = [cell for cell in cells if cell["cell_type"] == "code"]
-    inputs = sum(not cell["metadata"].get("jupyter", {}).get("source_hidden") for cell in code)
-    images = sum(IMAGE_OUTPUT in output.get("data", {})
-                 for cell in code for output in cell.get("outputs", []))
-    return inputs, images
-
-
-@pytest.mark.parametrize("notebook", LESSONS + sorted((NOTEBOOKS / "solutions").glob("*.ipynb")),
-                         ids=lambda path: str(path.relative_to(NOTEBOOKS)))
-def test_notebook_page(offline, server, notebook):
-    """A notebook's page: the inputs and figures of the stored notebook, and its JupyterLite link."""
-    page, _, _ = offline
-    name = notebook.relative_to(NOTEBOOKS).with_suffix(".html")
-    open_page(page, server, f"notebooks/{name}")
-    inputs, images = reader_view(notebook)
-    assert page.locator(".cell_input").count() == inputs
-    assert page.locator(".cell_output img").count() == images
-    lite = page.eval_on_selector_all(".launch-jupyterlite-button, a[href*='lite/lab/']",
-                                     "links => links.map(a => a.getAttribute('href'))")
-    path = notebook.relative_to(NOTEBOOKS).as_posix()
-    expected = "../" * len(name.parts) + f"lite/lab/index.html?path={path}"
-    assert expected in lite, f"{name}: JupyterLite links {lite}"
 
 
 def test_search_offline(offline, server):
