@@ -138,7 +138,8 @@ DECK_STATE = """() => {
         return /\\$[^$\\s][^$]*\\$/.test(copy.textContent);
     }).map(slide => slides.indexOf(slide) + 1);
     return {slides: slides.length, notes: document.querySelectorAll('aside.notes').length,
-            number: document.querySelector('.slide-number').textContent.replace(/\\s+/g, ' ').trim(),
+            number: document.querySelector('.slide-number').textContent
+                .replace(/\\s+/g, ' ').trim(),
             math: document.querySelectorAll('.slides .MathJax_CHTML').length, raw: raw,
             figure: slides.findIndex(slide => slide.querySelector('.jp-OutputArea-output img'))};
 }"""

@@ -40,17 +40,17 @@ MARGIN = 8  # millimetres, on every side
 FONT_SIZES = (9.5, 9, 8.75, 8.5, 8.25, 8)  # points: the largest that fits one page is kept
 MATHJAX = "lib/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
 # What the pages load, copied from node_modules into lib/ (destination: source).
-LIBRARIES = {
+MATHJAX_FILES = {f"mathjax/{part}": f"mathjax/{part}" for part in (
+    "MathJax.js", "config/TeX-AMS_CHTML-full.js", "config/Safe.js", "extensions", "jax/input/TeX",
+    "jax/element", "jax/output/CommonHTML", "fonts/HTML-CSS/TeX/woff", "localization/en")}
+DECK_FILES = {
     "reveal.js/dist/reveal.js": "reveal.js/dist/reveal.js",
     "reveal.js/dist/reveal.css": "reveal.js/dist/reveal.css",
     "reveal.js/dist/theme": "reveal.js/dist/theme",
     "reveal.js/plugin/notes": "reveal.js/plugin/notes",
     "require.js": "requirejs/require.js",
     "jquery.min.js": "jquery/dist/jquery.min.js",
-    **{f"mathjax/{part}": f"mathjax/{part}" for part in (
-        "MathJax.js", "config/TeX-AMS_CHTML-full.js", "config/Safe.js", "extensions",
-        "jax/input/TeX", "jax/element", "jax/output/CommonHTML", "fonts/HTML-CSS/TeX/woff",
-        "localization/en")},
+    **MATHJAX_FILES,
 }
 # A theme's @import of a web font: dropped, so nothing is fetched (the theme's next font serves).
 WEB_IMPORT = re.compile(r"^@import url\(https?://[^)]*\);\n", re.MULTILINE)
@@ -84,9 +84,10 @@ def node_modules(build: Path) -> Path:
     return web / "node_modules"
 
 
-def copy_libraries(modules: Path, lib: Path) -> None:
-    """The files of LIBRARIES, and tools/web/*.css, into ``lib``; themes without web fonts."""
-    for destination, source in LIBRARIES.items():
+def copy_libraries(modules: Path, files: dict[str, str], lib: Path) -> None:
+    """``files`` (destination: source in ``modules``) into ``lib``; reveal.js themes without web
+    fonts."""
+    for destination, source in files.items():
         target, origin = lib / destination, modules / source
         target.parent.mkdir(parents=True, exist_ok=True)
         if origin.is_dir():
@@ -95,8 +96,6 @@ def copy_libraries(modules: Path, lib: Path) -> None:
             shutil.copy(origin, target)
     for theme in (lib / "reveal.js/dist/theme").glob("*.css"):
         theme.write_text(WEB_IMPORT.sub("", theme.read_text(encoding="utf-8")), encoding="utf-8")
-    for css in WEB.glob("*.css"):
-        shutil.copy(css, lib / css.name)
 
 
 def without_hidden_inputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -248,12 +247,16 @@ def build(out: Path, decks: list[Path]) -> list[tuple[Path, str]]:
     """Everything ``make slides`` makes, under ``out``: ``(file, note)`` for each file written."""
     from playwright.sync_api import sync_playwright
 
+    for tool, package in (("npm", "npm"), (CHROMIUM, "chromium")):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"build_slides: {tool} not found (apt-get install {package})")
     modules = node_modules(ROOT / "build")
     slides, handouts = out / "slides", out / "handouts"
+    copy_libraries(modules, DECK_FILES, slides / "lib")
+    copy_libraries(modules, MATHJAX_FILES, handouts / "lib")
+    for css in WEB.glob("*.css"):  # the handouts' style sheets
+        shutil.copy(css, handouts / "lib" / css.name)
     written = []
-    for folder in (slides, handouts):
-        folder.mkdir(parents=True, exist_ok=True)
-        copy_libraries(modules, folder / "lib")
     written += [(export_deck(deck, slides), "") for deck in decks]
     pages = []
     for name, source in CHEAT_SHEETS.items():
