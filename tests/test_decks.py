@@ -1,11 +1,13 @@
 """The presentation decks ``notebooks/slides/NN_name.ipynb``: one per lesson, made for a room.
 
 Static checks, per deck: at most 60 words a slide (its markdown and its fragments; a ``$...$``,
-a ``$$...$$`` and a code span count as one word each), a speaker-notes cell on every slide that
-starts with its minutes, test markers as cell tags (no ``NBVAL`` in any source), no stored error
-or widget view, every code cell self-contained (each name it loads is defined or imported in the
-cell, or a builtin), the deck's RISE settings, a deck for every lesson, a title slide naming the
-lesson, and a closing slide naming the homework and every Bonus section of the lesson.
+a ``$$...$$`` and a code span count as one word each); a speaker-notes cell on every slide, of
+40-200 words, starting with its minutes ("~N min"), which add up to the lesson's core time within
+20 %; test markers as cell tags (no ``NBVAL`` in any source); no stored error, stderr or widget
+view; every code cell self-contained (each name it loads is defined or imported in the cell, or a
+builtin); a hidden-input cell's figure at most 1100x440 px, a shown cell a tagged demo of two
+lines; the deck's RISE settings; a deck for every lesson; a title slide naming the lesson, and a
+closing slide naming an exercise, the homework sheet and every Bonus section of the lesson.
 
 The browser walk (``-m browser``, needs Chromium like ``test_browser.py``, whose server and
 slideshow it uses) opens each deck directly at 1280x720 and steps with Space through every stop:
