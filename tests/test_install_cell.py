@@ -63,3 +63,18 @@ def test_the_cell_refuses_outside_a_clone(tmp_path):
     assert done.stderr.strip().splitlines()[-1] == (
         "ModuleNotFoundError: lsa_helpers is not installed: clone the course repository and open "
         'this notebook from its notebooks/ folder (see README.md, "Run in Colab")')
+
+
+def test_in_the_browser_the_cell_imports_the_package_and_runs_no_pip(tmp_path):
+    """With sys.platform "emscripten" the cell imports lsa_helpers; where it is missing, the
+    import fails at once, before any pip or clone lookup."""
+    browser = f"import sys\nsys.platform = 'emscripten'\n{install_cell.SOURCE}\n"
+    here = browser + "print(sorted(m for m in sys.modules if m.startswith('lsa_helpers')))"
+    done = subprocess.run([sys.executable, "-c", here], check=False, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "['lsa_helpers']\n", "")
+    isolated = [sys.executable, "-I", "-S", "-c", browser]  # no site-packages
+    done = subprocess.run(isolated, check=False, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == "ModuleNotFoundError: No module named 'lsa_helpers'"

@@ -7,7 +7,9 @@ recognised by the tag ``install`` in its metadata. Where ``lsa_helpers`` is impo
 ``make lab``, on Binder, in the test run) it does nothing and prints nothing, so the stored
 notebooks stay reproducible under nbval. In a fresh kernel started in the ``notebooks/`` folder of a
 clone of the course (Colab: see the README, "Run in Colab") it installs the pinned requirements and
-the package, as ``make lab`` does, and makes the package importable in the running kernel.
+the package, as ``make lab`` does, and makes the package importable in the running kernel. In the
+browser (the JupyterLite site, where ``sys.platform`` is ``"emscripten"``) it imports the package:
+the kernel installs the packages a cell imports, from the site's own lock.
 
 A notebook that has the cell gets its source replaced by the current one; a notebook without it
 gets it right after its title cell (the first cell, when that is a markdown cell), which puts it
@@ -27,13 +29,16 @@ METADATA = {"tags": [TAG], "jupyter": {"source_hidden": True}, "slideshow": {"sl
 
 SOURCE = '''\
 # Install cell, the same in every notebook: nothing to do where lsa_helpers is installed; in a clone
-# opened in Colab it installs the pinned requirements and the package (README, "Run in Colab").
+# opened in Colab it installs the pinned requirements and the package (README, "Run in Colab"); in
+# the browser the kernel installs the package when this cell imports it.
 import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-if importlib.util.find_spec("lsa_helpers") is None:
+if sys.platform == "emscripten":
+    import lsa_helpers  # noqa: F401
+elif importlib.util.find_spec("lsa_helpers") is None:
     _course = Path.cwd().parent  # the clone: its pyproject.toml names the package lsa-helpers
     _project = _course / "pyproject.toml"
     if not (_project.is_file() and 'name = "lsa-helpers"' in _project.read_text(encoding="utf-8")):
