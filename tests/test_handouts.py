@@ -10,8 +10,8 @@
   one speaker note per notes cell, no raw ``$…$`` and some typeset math, its first figure (if its
   notebook stores one) loaded within the 1280×720 screen; no request leaves the machine or fails.
 
-Marked ``browser`` (Chromium, Playwright); skipped without ``/usr/bin/chromium`` or ``pdfinfo``
-(poppler-utils) except on CI, where ``.ci/run`` installs both and their absence fails.
+Marked ``browser`` (Chromium, Playwright); skipped without ``/usr/bin/chromium``, ``pdfinfo``
+(poppler-utils) or ``npm``, except on CI, where their absence fails.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ SHEETS = {"CHEATSHEET": NOTEBOOKS / "CHEATSHEET.md",
 PAPERS = {"A4": "595.92 x 841.92", "Letter": "612.96 x 792.96"}  # pdfinfo's page sizes, in pt
 LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 DECKS = sorted((NOTEBOOKS / "slides").glob("*.ipynb"))
-MISSING = [tool for tool in ("pdfinfo", "pdftotext") if shutil.which(tool) is None]
+MISSING = [tool for tool in ("pdfinfo", "pdftotext", "npm") if shutil.which(tool) is None]
 MISSING += [str(CHROMIUM)] if not CHROMIUM.exists() else []
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(bool(MISSING) and not os.environ.get("CI"),
-                       reason=f"needs {MISSING} (apt-get install chromium poppler-utils)"),
+                       reason=f"needs {MISSING} (apt-get install chromium poppler-utils npm)"),
 ]
 
 

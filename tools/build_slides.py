@@ -247,9 +247,13 @@ def build(out: Path, decks: list[Path]) -> list[tuple[Path, str]]:
     """Everything ``make slides`` makes, under ``out``: ``(file, note)`` for each file written."""
     from playwright.sync_api import sync_playwright
 
-    for tool, package in (("npm", "npm"), (CHROMIUM, "chromium")):
+    for tool, package in (("npm", "npm"), (CHROMIUM, "chromium"), ("fc-list", "fontconfig")):
         if shutil.which(tool) is None:
             raise SystemExit(f"build_slides: {tool} not found (apt-get install {package})")
+    korean = subprocess.run(["fc-list", ":lang=ko"], capture_output=True, text=True).stdout
+    if not korean.strip():
+        raise SystemExit("build_slides: no font for the Korean cheat sheet "
+                         "(apt-get install fonts-noto-cjk)")
     modules = node_modules(ROOT / "build")
     slides, handouts = out / "slides", out / "handouts"
     copy_libraries(modules, DECK_FILES, slides / "lib")
