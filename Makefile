@@ -52,32 +52,14 @@ notebooks: $(INSTALLED)
 	$(BIN)/$(EXECUTE) $(NOTEBOOKS)
 	$(BIN)/python tools/clean_notebooks.py $(NOTEBOOKS)
 
-# Optional, for handouts: `make slides` exports the core of each notebook (its stored outputs) as a
-# static reveal.js deck, build/slides/<notebook>.slides.html, with nbconvert --to slides: cells of
-# slide type skip left out, code cells with hidden input shown without it, widgets not live. The
-# HTML loads reveal.js from a CDN unless --reveal-prefix points to a local copy (also require.js
-# and MathJax: --HTMLExporter.require_js_url, --HTMLExporter.mathjax_url), e.g.
-#   make slides SLIDES=02_fibers_and_identifiability SLIDES_FLAGS=--reveal-prefix=reveal.js
-SLIDES ?= $(patsubst notebooks/%.ipynb,%,$(wildcard notebooks/0*.ipynb))
-SLIDES_FLAGS ?=
-# Marks the input of each code cell hidden in JupyterLab (metadata jupyter.source_hidden) for removal.
-define HIDE_HIDDEN_INPUT
-import json, sys
-notebook = json.load(sys.stdin)
-for cell in notebook["cells"]:
-    if cell["cell_type"] == "code" and cell["metadata"].get("jupyter", {}).get("source_hidden"):
-        cell["metadata"].setdefault("transient", {})["remove_source"] = True
-json.dump(notebook, sys.stdout)
-endef
-
-slides: export HIDE_HIDDEN_INPUT_PY = $(HIDE_HIDDEN_INPUT)
+# Offline decks and handouts (tools/build_slides.py): build/slides/NN_name.slides.html for each deck
+# notebooks/slides/NN_name.ipynb (reveal.js, MathJax, require.js, jQuery from npm, pinned by
+# tools/web/package-lock.json, in build/slides/lib); build/handouts/: the cheat sheets as one-page
+# PDFs (A4, Letter) and a homework sheet per lesson. Needs npm, chromium and fonts-noto-cjk. One deck:
+#   make slides DECKS=notebooks/slides/02_fibers_and_identifiability.ipynb
+DECKS ?=
 slides: $(INSTALLED)
-	mkdir -p build/slides
-	for name in $(SLIDES); do \
-		$(BIN)/python -c "$$HIDE_HIDDEN_INPUT_PY" < notebooks/$$name.ipynb \
-		| $(BIN)/jupyter nbconvert --stdin --to slides $(SLIDES_FLAGS) \
-			--output-dir build/slides --output $$name || exit 1; \
-	done
+	$(BIN)/python tools/build_slides.py $(DECKS)
 
 benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/run.py
