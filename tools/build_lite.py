@@ -109,11 +109,16 @@ def download(folder: Path) -> list[Path]:
 
 
 def package_wheel(folder: Path) -> Path:
-    """lsa_helpers as a wheel, built from the checkout."""
+    """lsa_helpers as a wheel, built from a fresh copy of the checkout's package."""
+    source = WORK / "package"
+    shutil.rmtree(source, ignore_errors=True)
+    shutil.copytree(ROOT / "lsa_helpers", source / "lsa_helpers",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(ROOT / "pyproject.toml", source)
     for old in folder.glob("lsa_helpers-*.whl"):
         old.unlink()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--wheel-dir", str(folder), str(ROOT)], check=True)
+                    "--no-build-isolation", "--wheel-dir", str(folder), str(source)], check=True)
     return next(folder.glob("lsa_helpers-*.whl"))
 
 
