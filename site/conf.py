@@ -6,7 +6,8 @@ their relative links resolve as they do in the repository. What a reader sees of
 JupyterLite launch button and MathJax's files are the work of ``course_book.py`` beside this file.
 Two settings come from the environment:
 
-- ``SITE_REPOSITORY``: the repository's address; empty, the book names no repository;
+- ``SITE_REPOSITORY``: the repository's address (a GitHub-style ``…/blob/HEAD/<path>`` serves its
+  files); empty, the book names no repository;
 - ``SITE_LITE_URL``: the JupyterLite address of a notebook, relative to the book's root, with
   ``{path}`` for its path under ``notebooks/`` (default ``lite/lab/index.html?path={path}``).
 """
@@ -18,8 +19,6 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-REPOSITORY = os.environ.get("SITE_REPOSITORY", "").rstrip("/")
 
 project = "The geometry of lightning self-attention"
 author = "the course's authors"
@@ -49,8 +48,7 @@ html_theme_options = {
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
     "use_fullscreen_button": False,
-    **({"repository_url": REPOSITORY, "use_repository_button": True} if REPOSITORY else {}),
 }
 
-course_repository = REPOSITORY
+course_repository = os.environ.get("SITE_REPOSITORY", "")
 course_lite_url = os.environ.get("SITE_LITE_URL") or "lite/lab/index.html?path={path}"

@@ -5,7 +5,8 @@
   cut to its last line.
 - A Markdown link to a repository file outside the book (``README.ko.md``) goes to that file in
   the repository (``course_repository``), or is left as text when no repository is set.
-- Each notebook's page has a JupyterLite entry in its launch menu (``course_lite_url``).
+- Each notebook's page has a JupyterLite entry in its launch menu (``course_lite_url``), and every
+  page a button to the repository when one is set.
 - The directive ``course-decks`` lists the decks ``notebooks/slides/*.ipynb``, each linked to its
   static reveal.js page ``slides/<name>.slides.html`` (built by ``make slides``, copied into the
   site by ``tools/build_site.py``).
@@ -88,9 +89,16 @@ def outside_links(app: Sphinx, doctree: nodes.document) -> None:
             node.replace_self(nodes.Text(text))
 
 
-def lite_button(app: Sphinx, pagename: str, templatename: str, context: dict,
-                doctree: nodes.document | None) -> None:
-    """``html-page-context``: a launch menu with JupyterLite on each notebook's page."""
+def header_buttons(app: Sphinx, pagename: str, templatename: str, context: dict,
+                   doctree: nodes.document | None) -> None:
+    """``html-page-context``: the repository's button, and a launch menu with JupyterLite on each
+    notebook's page."""
+    repository = app.config.course_repository.rstrip("/")
+    if repository:
+        context["header_buttons"].append({
+            "type": "link", "url": repository, "tooltip": "Source repository",
+            "icon": "fab fa-github" if "github.com" in repository else "fas fa-code-branch",
+            "label": "repository-button"})
     if context.get("page_source_suffix") != ".ipynb":
         return
     path = pagename.removeprefix("notebooks/") + ".ipynb"
@@ -145,6 +153,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", check_mathjax)
     app.connect("source-read", read_notebook)
     app.connect("doctree-read", outside_links)
-    app.connect("html-page-context", lite_button, priority=502)
+    app.connect("html-page-context", header_buttons, priority=502)
     app.connect("build-finished", copy_mathjax)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
