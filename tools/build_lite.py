@@ -49,7 +49,7 @@ BROWSER = {"python_version": "3.14", "python_full_version": "3.14.2", "sys_platf
 FROM_CDN = ("numpy", "matplotlib", "pillow", "kiwisolver")
 # Bundled: the kernel's packages (micropip, then ipython, jedi and comm, which it installs at
 # start), the course's, matplotlib's pure dependencies, and theirs. Versions are requirements.txt's
-# pins, else those below: contourpy's first WebAssembly build, and Pyodide's lock for the others.
+# pins, else contourpy's only WebAssembly build on the index (1.4.0), else Pyodide's lock's.
 BUNDLED = ("micropip", "ipython", "jedi", "comm", "sympy", "ipywidgets", "python-flint",
            "contourpy", "threadpoolctl", "tqdm", "cycler", "fonttools", "packaging", "pyparsing",
            "python-dateutil", "pytz", "asttokens", "decorator", "executing", "matplotlib-inline",
@@ -59,6 +59,11 @@ VERSIONS = {"contourpy": "1.4.0"}
 EXTENSIONS = ("@jupyterlite/pyodide-kernel-extension", "@jupyter-widgets/jupyterlab-manager")
 # Test and slideshow files: the site has no nbval and no RISE.
 LEFT_OUT = r"(nbval_sanitize\.cfg|rise\.css|slides/.*)$"
+
+
+def official() -> dict:
+    """Pyodide's own lock, from its npm package."""
+    return json.loads((PYODIDE_NPM / "pyodide-lock.json").read_text(encoding="utf-8"))
 
 
 def sha256(path: Path) -> str:
@@ -92,10 +97,9 @@ def metadata(wheel: Path) -> tuple[list[str], list[str]]:
 
 def download(folder: Path) -> list[Path]:
     """The bundled wheels, for Pyodide's platform and Python, from the package index."""
-    official = json.loads((PYODIDE_NPM / "pyodide-lock.json").read_text(encoding="utf-8"))
-    pinned = pins()
-    versions = {name: VERSIONS.get(name) or pinned.get(name)
-                or official["packages"][name]["version"] for name in BUNDLED}
+    pinned, pyodide = pins(), official()["packages"]
+    versions = {name: VERSIONS.get(name) or pinned.get(name) or pyodide[name]["version"]
+                for name in BUNDLED}
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                     "--only-binary=:all:", "--platform", PLATFORM, "--python-version", "3.14",
                     "--implementation", "cp", "--abi", "cp314", "--dest", str(folder),
@@ -133,16 +137,16 @@ def entry(wheel: Path) -> dict:
 
 def lock(wheels: list[Path]) -> dict:
     """Pyodide's lock with only the bundled wheels and the four from the CDN."""
-    official = json.loads((PYODIDE_NPM / "pyodide-lock.json").read_text(encoding="utf-8"))
-    packages = {name: {**official["packages"][name],
-                       "file_name": CDN + official["packages"][name]["file_name"]}
+    pyodide = official()
+    packages = {name: {**pyodide["packages"][name],
+                       "file_name": CDN + pyodide["packages"][name]["file_name"]}
                 for name in FROM_CDN}
     packages.update((entry["name"], entry) for entry in map(entry, wheels))
     missing = {dep for package in packages.values() for dep in package["depends"]
                if dep not in packages}
     if missing:
         sys.exit(f"build_lite: no lock entry for {sorted(missing)}, a dependency of the site")
-    return {"info": official["info"], "packages": dict(sorted(packages.items()))}
+    return {"info": pyodide["info"], "packages": dict(sorted(packages.items()))}
 
 
 def pyodide_folder(target: Path) -> None:
