@@ -6,7 +6,7 @@ OPEN_BROWSER ?= $(if $(or $(DISPLAY),$(WAYLAND_DISPLAY),$(filter Darwin,$(shell 
 LAB_FLAGS := --ServerApp.open_browser=$(OPEN_BROWSER) $(if $(filter 0,$(shell id -u)),--allow-root) \
 	--LabApp.default_url=/lab/tree/notebooks/00_course_map.ipynb
 
-.PHONY: lab test notebooks slides benchmark clean
+.PHONY: lab test notebooks slides site lite benchmark clean
 
 # The Python versions requirements.txt is locked for, from its first line: "3.10 3.13"
 LOCKED := $(shell sed -n '1s/.*Python \([0-9.]*\)-\([0-9.]*\).*/\1 \2/p' requirements.txt)
@@ -33,7 +33,7 @@ lab: $(INSTALLED)
 # Lint, types, tests and the stored notebooks: every step runs, and any failure fails the target.
 test: $(INSTALLED)
 	status=0; \
-	$(BIN)/ruff check lsa_helpers tests tools benchmarks notebooks || status=1; \
+	$(BIN)/ruff check lsa_helpers tests tools benchmarks notebooks site || status=1; \
 	$(BIN)/mypy || status=1; \
 	$(BIN)/python -m pytest || status=1; \
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
@@ -61,11 +61,26 @@ DECKS ?=
 slides: $(INSTALLED)
 	$(BIN)/python tools/build_slides.py $(DECKS)
 
+# The course as a static book (Sphinx, MyST-NB): build/site/, every page readable with no network
+# (MathJax from npm, site/package-lock.json); the decks of make slides in build/site/slides. Each
+# notebook's page links to it in JupyterLite (make lite LITE_DIR=build/site/lite builds it there);
+# with REPOSITORY=https://github.com/... every page links to the repository.
+REPOSITORY ?=
+site: slides
+	$(BIN)/python tools/build_site.py --repository "$(REPOSITORY)"
+
+# The course as a static JupyterLite site (README, "Run in the browser"); LITE_DIR=build/site/lite
+# puts it beside the book.
+LITE_DIR ?= build/lite
+lite: $(INSTALLED)
+	$(BIN)/python tools/build_lite.py $(LITE_DIR)
+
 benchmark: $(INSTALLED)
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .benchmarks build *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .benchmarks build *.egg-info \
+		site/node_modules lite/node_modules
 	find . -path ./.git -prune -o \
 		\( -name __pycache__ -o -name .ipynb_checkpoints -o -name .pytest_cache \) \
 		-type d -prune -exec rm -rf {} +
