@@ -230,6 +230,7 @@ def test_code_cells_are_figures_or_short_demos(deck):
             continue
         metadata = cell["metadata"]
         if metadata.get("jupyter", {}).get("source_hidden"):
+            assert DEMO_TAG not in metadata.get("tags", []), f"cell {i}: a demo with hidden code"
             for output in cell.get("outputs", []):
                 if "image/png" in output.get("data", {}):
                     width, height = png_size(output["data"]["image/png"])
