@@ -8,7 +8,8 @@ random control to a random value; where a demo asks for a prediction, each other
 by a seeded prediction. A move is the assignment of a new value; its time "with drawing" is all
 it runs (the callback, any observer it triggers, the figure's update and its PNG); "without" is
 that time less the time spent drawing (``lsa_helpers.widgets._render``: updating the figure,
-the PNG, its display). Rows give the median and the 95th percentile over the moves.
+the PNG, its display). Rows give the median and the 95th percentile over the moves, and those of
+the process's CPU time during a move with drawing.
 
 Run from the repository root: ``python benchmarks/widgets.py [--demo NAME] [--json PATH]``.
 Times are meaningful only on a quiet machine, so the load average is printed.
@@ -23,7 +24,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from time import perf_counter
+from time import perf_counter, process_time
 
 import numpy as np
 
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 RANDOM_MOVES = 30
-FLOAT_STEPS = 81  # a float slider's values: its whole range in this many steps
+FLOAT_STEPS = 41  # a float slider's values: its whole range in this many steps, ends included
 
 
 def _shell():
@@ -148,21 +149,23 @@ def bench_demo(name, factory, shell, seed=0):
     """One row: the moves of the sweep, timed with drawing and without."""
     with contextlib.redirect_stdout(io.StringIO()), drawing_time() as spent:
         widget = factory()
-        drawn, computed, pictures = [], [], 0
+        drawn, computed, cpu, pictures = [], [], [], 0
         for control, value in sweep(widget, seed):
             if control.value == value:
                 continue  # not a move
             shell.display_pub.outputs.clear()
             if spent:
                 spent[0] = 0.0
-            start = perf_counter()
+            start, start_cpu = perf_counter(), process_time()
             control.value = value
             drawn.append(perf_counter() - start)
+            cpu.append(process_time() - start_cpu)
             if spent:
                 computed.append(drawn[-1] - spent[0])
             pictures += any("image/png" in out["data"] for out in shell.display_pub.outputs)
     row = {"demo": name, "moves": len(drawn), "pictures": pictures}
     row["drawn_p50_ms"], row["drawn_p95_ms"] = _percentiles(drawn)
+    row["drawn_cpu_p50_ms"], row["drawn_cpu_p95_ms"] = _percentiles(cpu)
     row["computed_p50_ms"], row["computed_p95_ms"] = (_percentiles(computed) if computed
                                                       else (None, None))
     return row
@@ -174,8 +177,9 @@ def bench_widgets(only=None, seed=0):
     print("== widgets: one slider move (ms), with drawing (callback + PNG) and without ==")
     print(f"  sweep: every value of each control and back, then {RANDOM_MOVES} seeded random "
           f"moves; load average {os.getloadavg()[0]:.2f}")
+    print("  wall times; cpu: the process's CPU time during the move (less sensitive to load)")
     print(f"  {'demo':24} {'moves':>5} {'pictures':>8} {'drawn p50':>9} {'p95':>6} "
-          f"{'computed p50':>12} {'p95':>6}")
+          f"{'computed p50':>12} {'p95':>6} {'cpu p50':>8} {'p95':>6}")
     rows = []
     for name, factory in demos():
         if only and only not in name:
@@ -185,7 +189,8 @@ def bench_widgets(only=None, seed=0):
         computed = ("n/a" if row["computed_p50_ms"] is None else
                     f"{row['computed_p50_ms']:12.1f} {row['computed_p95_ms']:6.1f}")
         print(f"  {name:24} {row['moves']:5d} {row['pictures']:8d} {row['drawn_p50_ms']:9.1f} "
-              f"{row['drawn_p95_ms']:6.1f} {computed:>19}", flush=True)
+              f"{row['drawn_p95_ms']:6.1f} {computed:>19} {row['drawn_cpu_p50_ms']:8.1f} "
+              f"{row['drawn_cpu_p95_ms']:6.1f}", flush=True)
     print(f"  load average at the end: {os.getloadavg()[0]:.2f}")
     return rows
 

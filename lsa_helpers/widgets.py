@@ -42,15 +42,21 @@ Facts: TypeAlias = dict[str, Any]
 """What a demo's callback returns: the numbers it shows, by name."""
 
 
+_FIXED_TITLES = {"axes.titley": 1.0}
+"""Titles just above their axes, not placed anew at each draw (no demo labels an axis on top)."""
+
+
 def _figure(width: float, height: float, cols: int = 1, **grid: Any) -> tuple[Figure, list[Any]]:
     """A figure drawn by Agg, outside pyplot, with ``cols`` axes placed by ``grid`` (fixed
     margins and spacing as figure fractions, ``width_ratios``)."""
+    from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height))
     FigureCanvasAgg(fig)
-    return fig, list(fig.subplots(1, cols, squeeze=False, gridspec_kw=grid)[0])
+    with rc_context(_FIXED_TITLES):
+        return fig, list(fig.subplots(1, cols, squeeze=False, gridspec_kw=grid)[0])
 
 
 def _render(fig: Figure, draw: Any, *args: Any) -> None:
@@ -58,8 +64,10 @@ def _render(fig: Figure, draw: Any, *args: Any) -> None:
     IPython shell)."""
     from IPython import get_ipython
     from IPython.display import display
+    from matplotlib import rc_context
 
-    draw(*args)
+    with rc_context(_FIXED_TITLES):
+        draw(*args)
     png = io.BytesIO()
     fig.savefig(png, format="png")
     if get_ipython() is not None:
@@ -758,7 +766,7 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     outline, = ax.bar([1], [1], fill=False, edgecolor="k", lw=2.5)
     cap = ax.axhline(1, color="k", ls="--", lw=1, label="cap")
     ax.set(xlabel="attention rank a", ylabel="count", xticks=list(ranks))
-    legend = ax.legend(loc="upper left", frameon=False)
+    legend = ax.legend(loc="upper left", frameon=False)  # the line first, then the bars
 
     def draw(d: int, d_out: int, a: int, rows: list[Facts]) -> None:
         bottom = np.zeros(len(rows))
@@ -772,7 +780,7 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         outline.set_height(rows[a - 1]["parameters"])
         largest = d * d + d * d_out - 1
         cap.set_ydata([largest, largest])
-        legend.get_texts()[-1].set_text(f"largest dimension d² + dd' − 1 = {largest}")
+        legend.get_texts()[0].set_text(f"largest dimension d² + dd' − 1 = {largest}")
         ax.set(ylim=(0, 1.15 * max(row["parameters"] for row in rows)),
                title=f"One layer, d = {d}, d' = {d_out}: where the parameters go")
 
