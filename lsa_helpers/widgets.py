@@ -236,31 +236,37 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
         _render(fig, draw, rank_A, rank_V, case, change, distances)
         return {"case": case, **distances}
 
+    # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
+    # green: the same function (< 1e-10), red: a different one. Each bar says its value.
+    floor = 1e-18
     fig, (ax,) = _figure(7.5, 2.6)
+    bars = ax.barh(range(3), [1, 1, 1], left=floor)
+    labels = [ax.text(1, y, "", va="center", fontsize=11) for y in range(3)]
+    ax.set_xscale("log")
+    ax.set_xlim(floor, 1e3)
+    ax.axvline(1e-10, color="0.3", lw=1, ls="--")
+    legend = ax.text(1e-10, 0, "same function | changed", ha="center", va="center", fontsize=10)
+    ax.tick_params(labelsize=11)
 
     def draw(rank_A: int, rank_V: int, case: str, change: str,
              distances: dict[str, float]) -> None:
-        # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
-        # green: the same function (< 1e-10), red: a different one. Each bar says its value.
-        floor = 1e-18
         height = 0.8 + 0.6 * len(distances)  # margins in inches: the same for 2 or 3 bars
         fig.set_size_inches(7.5, height)
         fig.subplots_adjust(left=1.75 / 7.5, right=1 - 0.3 / 7.5, bottom=0.6 / height,
                             top=1 - 0.35 / height)
-        ax.clear()
         names, values = list(distances), list(distances.values())
-        ax.barh(names, [max(v, 3 * floor) - floor for v in values], left=floor,
-                color=["C2" if v < 1e-10 else "C3" for v in values])
-        for y, v in enumerate(values):
-            text = " exactly 0" if v == 0 else f" {v:.0e}"
-            ax.text(max(v, 3 * floor), y, text, va="center", fontsize=11)
-        ax.set_xscale("log")
-        ax.set_xlim(floor, 1e3)
-        ax.axvline(1e-10, color="0.3", lw=1, ls="--")
-        ax.text(1e-10, len(names) - 0.1, "same function | changed", ha="center", va="center",
-                fontsize=10)
+        for y, (bar, label) in enumerate(zip(bars, labels)):
+            bar.set_visible(y < len(values))
+            label.set_visible(y < len(values))
+            if y < len(values):
+                v = values[y]
+                bar.set_width(max(v, 3 * floor) - floor)
+                bar.set_color("C2" if v < 1e-10 else "C3")
+                label.set_x(max(v, 3 * floor))
+                label.set_text(" exactly 0" if v == 0 else f" {v:.0e}")
+        ax.set_yticks(range(len(names)), names)
+        legend.set_y(len(names) - 0.1)
         ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
-        ax.tick_params(labelsize=11)
         ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if case == zero else ""))
         ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
 
