@@ -1,7 +1,12 @@
-"""Interactive demos: thin ipywidgets factories over the package's public functions."""
+"""Interactive demos: thin ipywidgets factories over the package's public functions.
+
+Each demo builds its figure once (``demo.figure``, outside pyplot) with a fixed layout and, on
+each move, updates it and displays its PNG at the figure's own size.
+"""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -18,6 +23,7 @@ from .weights import Layer, as_generator, layer_from_attention, random_inputs
 
 if TYPE_CHECKING:
     import ipywidgets
+    from matplotlib.figure import Figure
 
 __all__ = [
     "boundary_explorer",
@@ -34,6 +40,46 @@ __all__ = [
 
 Facts: TypeAlias = dict[str, Any]
 """What a demo's callback returns: the numbers it shows, by name."""
+
+
+_FIXED_TITLES = {"axes.titley": 1.0}
+"""Titles just above their axes, not placed anew at each draw (no demo labels an axis on top)."""
+
+
+def _figure(width: float, height: float, cols: int = 1, **grid: Any) -> tuple[Figure, list[Any]]:
+    """A figure drawn by Agg, outside pyplot, with ``cols`` axes placed by ``grid`` (fixed
+    margins and spacing as figure fractions, ``width_ratios``)."""
+    from matplotlib import rc_context
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    with rc_context(_FIXED_TITLES):
+        return fig, list(fig.subplots(1, cols, squeeze=False, gridspec_kw=grid)[0])
+
+
+def _render(fig: Figure, draw: Any, *args: Any) -> None:
+    """Update ``fig`` by ``draw(*args)``, draw it as a PNG of its own size and display that (in an
+    IPython shell)."""
+    from IPython import get_ipython
+    from IPython.display import display
+    from matplotlib import rc_context
+
+    with rc_context(_FIXED_TITLES):
+        draw(*args)
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
+    if get_ipython() is not None:
+        display({"image/png": png.getvalue(), "text/plain": repr(fig)}, raw=True)
+
+
+def _interactive(show: Any, fig: Figure, controls: dict[str, Any]) -> ipywidgets.interactive:
+    import ipywidgets as w
+
+    demo = w.interactive(show, **controls)
+    demo.figure = fig
+    return demo
 
 
 def _sliders(**ranges: tuple[int, int, int]) -> dict[str, ipywidgets.IntSlider]:
@@ -54,8 +100,6 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
     entry at ``t``, span dimension and parameters. The other keywords set the sliders' starting
     values; the callback returns the counts and the sizes, drawn or not.
     """
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     sizes = _checks.bool_flag("sizes", sizes)
@@ -63,11 +107,68 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
     ts = np.arange(1, 65)
     powers = 10 ** np.arange(0, 9)
     plain = FuncFormatter(lambda value, _: f"{value:,.0f}")
+    fig, axes = _figure(11 if sizes else 6.5, 3.8, 1 + sizes, left=0.1 if sizes else 0.15,
+                        right=0.97, bottom=0.15, top=0.9, wspace=0.5)
+    ax = axes[0]
+    quadratic, = ax.loglog(ts, ts, color="C3", lw=2.5, label="as written: V X (XᵀAX)")
+    linear, = ax.loglog(ts, ts, color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
+    dots, = ax.plot([1, 1], [1, 1], "ko", ms=6, label="t")
+    ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)")
+    legend = ax.legend(loc="upper left", fontsize=11)
+    ties: list[Any] = []
+    if sizes:
+        bx = axes[1]
+        bars = bx.barh(range(3), [1, 1, 1], color=["C2", "C1", "0.6"])
+        labels = [bx.text(1, y, "", va="center", fontsize=12) for y in range(3)]
+        bx.set_xscale("log")
+        bx.invert_yaxis()
+    for axis in axes:
+        axis.tick_params(labelsize=12)
+        axis.xaxis.label.set_size(12)
+        axis.yaxis.label.set_size(12)
+        for side in (axis.xaxis, axis.yaxis):
+            side.set_minor_locator(NullLocator())
+    # fixed ticks instead of log locators, no minor ticks, no mathtext: a cheap redraw
+    ax.xaxis.set_major_locator(FixedLocator([1, 10]))
+    for side in (ax.xaxis, ax.yaxis) + ((bx.xaxis,) if sizes else ()):
+        side.set_major_formatter(plain)
+
+    def draw(d: int, d_out: int, a: int, t: int, curves: dict[str, np.ndarray],
+             facts: Facts) -> None:
+        quadratic.set_ydata(curves["quadratic"])
+        linear.set_ydata(curves["linear"])
+        costs = curves["quadratic"][t - 1], curves["linear"][t - 1]
+        dots.set_data([t, t], costs)
+        legend.get_texts()[2].set_text(f"t = {t}: {costs[0]:,} and {costs[1]:,}")
+        for artist in ties:
+            artist.remove()
+        ties[:] = [artist for s in facts["tokens where both orders cost the same"] for artist in (
+            ax.axvline(s, color="0.4", ls="--", lw=1),
+            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]),
+                        xytext=(4, -22 if s > 2 else 10), textcoords="offset points",
+                        fontsize=12, color="0.25"))]
+        ax.set_title(f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
+        ax.relim()
+        ax.autoscale_view()
+        low, high = ax.get_ylim()
+        ax.yaxis.set_major_locator(FixedLocator(powers[(powers >= low) & (powers <= high)]))
+        if sizes:
+            values = [facts["monomials per output entry"],
+                      facts["span dimension of the neuromanifold"], facts["parameters"]]
+            bx.set_yticks(range(3), [f"monomials per\noutput entry at t = {t}",
+                                     "span dimension", "parameters"])
+            for bar, label, v in zip(bars, labels, values):
+                bar.set_width(v)
+                label.set_x(v)
+                label.set_text(f" {v:,}")
+            bx.set_xlim(0.5, 20 * max(values))  # from 0.5: a value of 1 still shows a bar
+            bx.set_title("size of the layer" + (" (t = 1: degenerate)" if t == 1 else ""))
+            bar_ticks = powers[powers <= 20 * max(values)]
+            bx.xaxis.set_major_locator(FixedLocator(bar_ticks[::-(-len(bar_ticks) // 5)]))
 
     def show(d: int, d_out: int, a: int, t: int) -> Facts:
         costs = multiplication_counts(d, d_out, a, t)
         curves = multiplication_counts(d, d_out, a, ts)  # plain arithmetic: all t in one call
-        ties = [int(s) for s in ts[curves["quadratic"] == curves["linear"]]]
         facts: Facts = {
             "monomials per output entry": monomials_per_entry(d, t),
             "output entries": d_out * t,
@@ -75,55 +176,14 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
             "parameters": Architecture((d, d_out), (a,), tokens=t).parameter_count,
             "multiplications, V X (X^T A X)": costs["quadratic"],
             "multiplications, (V X X^T)(A X)": costs["linear"],
-            "tokens where both orders cost the same": ties,
+            "tokens where both orders cost the same":
+                [int(s) for s in ts[curves["quadratic"] == curves["linear"]]],
         }
-        # Redraw cost (target 0.2 s a move): fixed margins instead of a layout engine, fixed
-        # ticks instead of log locators, no minor ticks, no mathtext.
-        _, axes = plt.subplots(1, 1 + sizes, figsize=(11 if sizes else 6.5, 3.8), squeeze=False,
-                               gridspec_kw={"left": 0.08 if sizes else 0.15, "right": 0.97,
-                                            "bottom": 0.15, "top": 0.9, "wspace": 0.5})
-        ax = axes[0, 0]
-        ax.loglog(ts, curves["quadratic"], color="C3", lw=2.5, label="as written: V X (XᵀAX)")
-        ax.loglog(ts, curves["linear"], color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
-        ax.plot([t, t], [costs["quadratic"], costs["linear"]], "ko", ms=6,
-                label=f"t = {t}: {costs['quadratic']:,} and {costs['linear']:,}")
-        for s in ties:
-            ax.axvline(s, color="0.4", ls="--", lw=1)
-            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]),
-                        xytext=(4, -22 if s > 2 else 10),
-                        textcoords="offset points", fontsize=12, color="0.25")
-        ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)",
-               title=f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
-        ax.legend(loc="upper left", fontsize=11)
-        low, high = ax.get_ylim()
-        fixed = [(ax.xaxis, [1, 10]), (ax.yaxis, powers[(powers >= low) & (powers <= high)])]
-        if sizes:
-            bx = axes[0, 1]
-            labels = [f"monomials per\noutput entry at t = {t}", "span dimension", "parameters"]
-            values = [facts["monomials per output entry"],
-                      facts["span dimension of the neuromanifold"], facts["parameters"]]
-            bx.barh(labels, values, color=["C2", "C1", "0.6"])
-            for y, v in enumerate(values):
-                bx.text(v, y, f" {v:,}", va="center", fontsize=12)
-            bx.set_xscale("log")
-            bx.set_xlim(0.5, 20 * max(values))  # from 0.5: a value of 1 still shows a bar
-            bx.invert_yaxis()
-            bx.set_title("size of the layer" + (" (t = 1: degenerate)" if t == 1 else ""))
-            bar_ticks = powers[powers <= 20 * max(values)]
-            fixed.append((bx.xaxis, bar_ticks[::-(-len(bar_ticks) // 5)]))  # at most 5 labels
-        for axis, ticks in fixed:
-            axis.set_major_locator(FixedLocator(ticks))
-            axis.set_minor_locator(NullLocator())
-            axis.set_major_formatter(plain)
-        for axis in axes[0]:
-            axis.tick_params(labelsize=12)
-            axis.xaxis.label.set_size(12)
-            axis.yaxis.label.set_size(12)
-        plt.show()
+        _render(fig, draw, d, d_out, a, t, curves, facts)
         return facts
 
     sliders = _sliders(d=(1, d, 16), d_out=(1, d_out, 8), a=(1, a, 16), t=(1, t, 64))
-    return w.interactive(show, **sliders)
+    return _interactive(show, fig, sliders)
 
 
 def _random_of_rank(rng: np.random.Generator, rows: int, cols: int, rank: int) -> np.ndarray:
@@ -138,9 +198,6 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
     ``A`` printed); relative to ``phi``, or, when ``phi = 0``, the largest output of the moved
     layer on random inputs.
     """
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-
     seed = _checks.seed("seed", seed)
     arch = Architecture((d, d_out), (d,))  # checks d and d_out
     zero, swap, _ = FIBER_CASES
@@ -176,29 +233,44 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
             verdict = "< 1e-10, the same function" if value < 1e-10 else f"{value:.0e}"
             note = f" (the nudge: {size})" if name.startswith("random nudge") else ""
             print(f"{name:>20}: {change} {verdict}{note}")
-        # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
-        # green: the same function (< 1e-10), red: a different one. Each bar says its value.
-        floor = 1e-18
-        _, ax = plt.subplots(figsize=(7.5, 0.8 + 0.6 * len(distances)), layout="constrained")
-        names, values = list(distances), list(distances.values())
-        ax.barh(names, [max(v, 3 * floor) - floor for v in values], left=floor,
-                color=["C2" if v < 1e-10 else "C3" for v in values])
-        for y, v in enumerate(values):
-            text = " exactly 0" if v == 0 else f" {v:.0e}"
-            ax.text(max(v, 3 * floor), y, text, va="center", fontsize=11)
-        ax.set_xscale("log")
-        ax.set_xlim(floor, 1e3)
-        ax.axvline(1e-10, color="0.3", lw=1, ls="--")
-        ax.text(1e-10, len(names) - 0.1, "same function | changed", ha="center", va="center",
-                fontsize=10)
-        ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
-        ax.tick_params(labelsize=11)
-        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if case == zero else ""))
-        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
-        plt.show()
+        _render(fig, draw, rank_A, rank_V, case, change, distances)
         return {"case": case, **distances}
 
-    return w.interactive(show, **_sliders(rank_A=(0, 1, d), rank_V=(0, 1, min(d, d_out))))
+    # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
+    # green: the same function (< 1e-10), red: a different one. Each bar says its value.
+    floor = 1e-18
+    fig, (ax,) = _figure(7.5, 2.6)
+    bars = ax.barh(range(3), [1, 1, 1], left=floor)
+    labels = [ax.text(1, y, "", va="center", fontsize=11) for y in range(3)]
+    ax.set_xscale("log")
+    ax.set_xlim(floor, 1e3)
+    ax.axvline(1e-10, color="0.3", lw=1, ls="--")
+    legend = ax.text(1e-10, 0, "same function | changed", ha="center", va="center", fontsize=10)
+    ax.tick_params(labelsize=11)
+
+    def draw(rank_A: int, rank_V: int, case: str, change: str,
+             distances: dict[str, float]) -> None:
+        height = 0.8 + 0.6 * len(distances)  # margins in inches: the same for 2 or 3 bars
+        fig.set_size_inches(7.5, height)
+        fig.subplots_adjust(left=1.75 / 7.5, right=1 - 0.3 / 7.5, bottom=0.6 / height,
+                            top=1 - 0.35 / height)
+        names, values = list(distances), list(distances.values())
+        for y, (bar, label) in enumerate(zip(bars, labels)):
+            bar.set_visible(y < len(values))
+            label.set_visible(y < len(values))
+            if y < len(values):
+                v = values[y]
+                bar.set_width(max(v, 3 * floor) - floor)
+                bar.set_color("C2" if v < 1e-10 else "C3")
+                label.set_x(max(v, 3 * floor))
+                label.set_text(" exactly 0" if v == 0 else f" {v:.0e}")
+        ax.set_yticks(range(len(names)), names)
+        legend.set_y(len(names) - 0.1)
+        ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
+        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if case == zero else ""))
+        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
+
+    return _interactive(show, fig, _sliders(rank_A=(0, 1, d), rank_V=(0, 1, min(d, d_out))))
 
 
 def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
@@ -211,9 +283,6 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     rank and the formula. Prints one line with the formula and the exact rank, and a message when
     there is no formula or the two bounds do not meet. Returns the facts it drew.
     """
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-
     seed = _checks.seed("seed", seed)
     ranks = np.arange(1, 10)
 
@@ -237,10 +306,19 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
             print(f"no formula: {formula.reason}")
         if exact.certified_dimension is None:
             print(f"the bounds do not meet: {exact.rank} <= dim <= {exact.upper_bound}")
+        _render(fig, draw, arch, a, formula, exact, floating)
+        return facts
+
+    fig, (ax, bx) = _figure(11, 3.8, 2, left=0.065, right=0.985, bottom=0.14, top=0.9,
+                            wspace=0.4)
+
+    def draw(arch: Architecture, a: int, formula: Any, exact: Any, floating: Any) -> None:
+        (d, d_out), t = arch.widths, arch.tokens
         sweep = [Architecture((d, d_out), (int(r),), tokens=t) for r in ranks]
         params = [s.parameter_count for s in sweep]
         dims = [formula_dimension(s).value for s in sweep]
-        _, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+        ax.clear()
+        bx.clear()
         ax.plot(ranks, params, "s-", color="0.5", label="parameters")
         if dims[0] is not None:
             ax.plot(ranks, dims, "o-", color="C1", lw=2, label="dimension (formula)")
@@ -265,10 +343,9 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         verdict = (f"certified {exact.certified_dimension}" if exact.certified_dimension
                    is not None else "not certified")
         bx.set_title(f"a = {a}: {verdict}")
-        plt.show()
-        return facts
 
-    return w.interactive(show, **_sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9), t=(1, 3, 4)))
+    return _interactive(show, fig, _sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9),
+                                            t=(1, 3, 4)))
 
 
 def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.interactive:
@@ -285,7 +362,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
     from math import ceil
 
     import ipywidgets as w
-    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from .differential import jacobian
     from .rank import float_rank, scaled_singular_values
@@ -323,8 +400,16 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
             print(f"  formula lightning + l [{formula.status}]: {formula.value}")
         if rank > width:
             print(f"  (a = {rank} > d = {width}: the extra rank adds parameters, not dimension)")
-        _, (bars, spec) = plt.subplots(1, 2, figsize=(10, 3.3), layout="constrained",
-                                       gridspec_kw={"width_ratios": [1, 1.3]})
+        _render(fig, draw, lightning, certified, found, difference, reveal, J)
+        return facts
+
+    fig, (bars, spec) = _figure(10, 3.3, 2, width_ratios=[1, 1.3], left=0.115, right=0.985,
+                                bottom=0.13, top=0.92, wspace=0.22)
+
+    def draw(lightning: Architecture, certified: int | None, found: Any,
+             difference: int | None, reveal: bool, J: dict[str, np.ndarray]) -> None:
+        bars.clear()
+        spec.clear()
         values = [lightning.parameter_count, certified or 0, found.rank if reveal else 0]
         bars.barh(["parameters", "lightning", "softmax"], values, color=["0.7", "C0", "C1"])
         for y, v in enumerate(values):
@@ -341,13 +426,11 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
         spec.axhline(found.tolerance, color="0.4", ls="--", lw=1, label="cut (float rank)")
         spec.set(xlabel="singular value number", ylabel="relative size", ylim=(1e-18, 3),
                  title="Scaled singular values: each cliff is a dimension")
-        spec.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+        spec.xaxis.set_major_locator(MaxNLocator(integer=True))
         spec.legend(fontsize=10, loc="center left")
-        plt.show()
-        return facts
 
-    return w.interactive(show, **_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)),
-                         reveal=w.Checkbox(value=reveal, description="reveal"))
+    return _interactive(show, fig, {**_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)),
+                                    "reveal": w.Checkbox(value=reveal, description="reveal")})
 
 
 def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.interactive:
@@ -360,9 +443,6 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
     beyond, formula only. The sliders of widths and ranks past the depth do nothing, so they are
     disabled (and enabled again when the depth grows); ``facts["disabled"]`` lists them.
     """
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-
     from .rank import PRIME, exact_rank
     from .symmetries import symmetry_tangents
     from .weights import random_weights
@@ -406,10 +486,16 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
         else:
             print(f"  parameters - dimension = {arch.parameter_count - dim}: symmetry orbit {orbit}"
                   f" + other fiber directions {facts['other fiber']}")
-        fig, ax = plt.subplots(figsize=(8, 2.3))
         parts = ([("dimension", dim, "C0"), ("symmetry orbit", orbit, "0.6"),
                   ("other fiber directions", facts["other fiber"], "C3")] if dim is not None
                  else [("symmetry orbit", orbit, "0.6")])
+        _render(fig, draw, arch, dim, parts)
+        return facts
+
+    fig, (ax,) = _figure(8, 2.3, bottom=0.42, top=0.84, left=0.03, right=0.97)
+
+    def draw(arch: Architecture, dim: int | None, parts: list[tuple[str, int, str]]) -> None:
+        ax.clear()
         left = 0
         for label, value, color in parts:
             ax.barh([0], [value], left=left, height=0.6, color=color, label=f"{label}: {value}")
@@ -427,11 +513,8 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
                      f"{split}", fontsize=11)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=10,
                   frameon=False)
-        fig.subplots_adjust(bottom=0.42, top=0.84, left=0.03, right=0.97)
-        plt.show()
-        return facts
 
-    return w.interactive(show, **sliders)
+    return _interactive(show, fig, sliders)
 
 
 def boundary_explorer() -> ipywidgets.interactive:
@@ -445,7 +528,6 @@ def boundary_explorer() -> ipywidgets.interactive:
     predicted first. The result holds the verdict whether or not a prediction was made.
     """
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
     from .identify import factor_quadric
     from .singularities import SLICE_POSITIONS, quadratic_factor, slice_matrix, slice_position
@@ -454,7 +536,7 @@ def boundary_explorer() -> ipywidgets.interactive:
         return round(float(x), digits) + 0.0  # no "-0.00"
 
     inside, boundary, outside = SLICE_POSITIONS
-    colors = dict(zip(SLICE_POSITIONS, ("C2", "C1", "C3")))
+    colors: dict[str, str] = dict(zip(SLICE_POSITIONS, ("C2", "C1", "C3")))
     stories = dict(zip(SLICE_POSITIONS, (
         "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
         "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
@@ -478,7 +560,6 @@ def boundary_explorer() -> ipywidgets.interactive:
         if not prediction:
             print("Predict first: is S = sym(z k^T) for some real z, k? Choose inside M, "
                   "boundary or outside M above; the verdict and the picture appear then.")
-            plt.show()
             return facts
         verdict = "right" if facts["correct"] else f"not quite: the point is {position}"
         print(f"your prediction: {prediction}, {verdict}")
@@ -491,33 +572,41 @@ def boundary_explorer() -> ipywidgets.interactive:
         elif S.any():
             print(f"factors found by factor_quadric: sym(z k^T) = S: {facts['reproduced']};  "
                   f"|cos angle(z, k)| = {facts['cos']:.3f}")
-        fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.8))
-        theta = np.linspace(0, 2 * np.pi, 200)
-        a = abs(alpha)
-        left.fill(a * np.cos(theta), a * np.sin(theta), color="C3", alpha=0.15, lw=0)
-        left.plot(a * np.cos(theta), a * np.sin(theta), "k", lw=1.2, label="boundary: det S = 0")
-        rho = np.sqrt(1 + alpha**2)
-        left.plot(rho * np.cos(theta), rho * np.sin(theta), "k--", lw=0.8,
-                  label="hyperboloid det S = -1")
-        left.plot(beta, gamma, "o", color=colors[position], ms=9)
-        # plain Unicode labels and no tight_layout keep a move well under 0.2 s (mathtext is slow)
-        left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ",
-                 title=f"the plane α = {rounded(alpha, 2):.2f} (shaded: not attained)")
-        left.legend(fontsize=9, loc="lower left")
-        r = np.linspace(0, 3, 50)
-        right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
-        right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
-        right.plot(r, r, "k", lw=1.2)
-        right.plot(r, -r, "k", lw=1.2)
-        s = np.linspace(-3, 3, 100)
-        right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
-        right.plot(np.hypot(beta, gamma), alpha, "o", color=colors[position], ms=9)
-        right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal",
-                  xlabel="√(β² + γ²)", ylabel="α",
-                  title="a meridian: the cone is 2 lines")
-        fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.9, wspace=0.25)
-        plt.show()
+        _render(fig, draw, alpha, beta, gamma, position)
         return facts
+
+    fig, (left, right) = _figure(9, 3.8, 2, left=0.07, right=0.98, bottom=0.15, top=0.9,
+                                 wspace=0.25)
+    theta = np.linspace(0, 2 * np.pi, 200)
+    disc, = left.fill(np.cos(theta), np.sin(theta), color="C3", alpha=0.15, lw=0)
+    cone, = left.plot(np.cos(theta), np.sin(theta), "k", lw=1.2, label="boundary: det S = 0")
+    hyperboloid, = left.plot(np.cos(theta), np.sin(theta), "k--", lw=0.8,
+                             label="hyperboloid det S = -1")
+    point, = left.plot([0], [0], "o", ms=9)
+    # plain Unicode labels keep a move fast (mathtext is slow)
+    left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ")
+    left.legend(fontsize=9, loc="lower left")
+    r = np.linspace(0, 3, 50)
+    right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
+    right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
+    right.plot(r, r, "k", lw=1.2)
+    right.plot(r, -r, "k", lw=1.2)
+    s = np.linspace(-3, 3, 100)
+    right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
+    meridian_point, = right.plot([0], [0], "o", ms=9)
+    right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal", xlabel="√(β² + γ²)", ylabel="α",
+              title="a meridian: the cone is 2 lines")
+
+    def draw(alpha: float, beta: float, gamma: float, position: str) -> None:
+        a, rho = abs(alpha), np.sqrt(1 + alpha**2)
+        disc.set_xy(np.column_stack([a * np.cos(theta), a * np.sin(theta)]))
+        cone.set_data(a * np.cos(theta), a * np.sin(theta))
+        hyperboloid.set_data(rho * np.cos(theta), rho * np.sin(theta))
+        point.set_data([beta], [gamma])
+        meridian_point.set_data([np.hypot(beta, gamma)], [alpha])
+        for dot in (point, meridian_point):
+            dot.set_color(colors[position])
+        left.set_title(f"the plane α = {rounded(alpha, 2):.2f} (shaded: not attained)")
 
     sliders = {name: w.FloatSlider(value=value, min=-2.0, max=2.0, step=0.05, description=name,
                                    continuous_update=False)
@@ -531,7 +620,7 @@ def boundary_explorer() -> ipywidgets.interactive:
 
     for name in ("alpha", "beta", "gamma"):  # observed before the redraw: no stale verdict flashes
         sliders[name].observe(ask_again, names="value")
-    return w.interactive(show, **sliders)
+    return _interactive(show, fig, sliders)
 
 
 def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d_out: int = 4,
@@ -554,7 +643,6 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     from functools import lru_cache
 
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
     from .multihead import HeadsDimension, MultiHead, multihead_dimension
 
@@ -592,7 +680,19 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
                      (sym, "C0", "GL_a, GL_rho, scalings"), (pairs, "C4", "head mixing"),
                      (params - sym - pairs - expected, "0.75", "beyond the span"),
                      (expected - shown, "C3", "not explained")]
-        fig, ax = plt.subplots(figsize=(7.5, 2.6), layout="constrained")
+        verdict = ("enter a prediction first" if not prediction else
+                   f"prediction {prediction}: right" if prediction == shown else
+                   f"prediction {prediction}: off by {abs(prediction - shown)}")
+        _render(fig, draw, params, span, heads, prediction, verdict, parts)
+        return facts
+
+    fig, (ax,) = _figure(7.5, 2.6, left=0.03, right=0.97, bottom=0.42, top=0.88)
+
+    def draw(params: int, span: int, heads: int, prediction: int, verdict: str,
+             parts: list[tuple[int, str, str]]) -> None:
+        ax.clear()
+        for legend in fig.legends:
+            legend.remove()
         left = 0
         for width, color, label in parts:
             if width > 0:
@@ -603,14 +703,9 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
             ax.axvline(span, color="k", ls=":", label=f"span {span}")
             ax.axvline(prediction, color="C1", ls="--", lw=2.5,
                        label=f"your prediction {prediction}")
-        verdict = ("enter a prediction first" if not prediction else
-                   f"prediction {prediction}: right" if prediction == shown else
-                   f"prediction {prediction}: off by {abs(prediction - shown)}")
         ax.set(yticks=[], xlim=(0, 1.05 * max(params, span if prediction else 0, prediction)),
                xlabel=f"the {params} parameters of {heads} head(s)", title=verdict)
-        fig.legend(loc="outside lower center", ncol=3, fontsize=10, frameon=False)
-        plt.show()
-        return facts
+        fig.legend(loc="lower center", ncol=3, fontsize=10, frameon=False)
 
     seed = _checks.seed("seed", seed)
     certify_up_to = _checks.nonnegative_int("certify_up_to", certify_up_to)
@@ -624,7 +719,7 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
 
     for name in start:  # observed before the redraw: no stale answer flashes
         sliders[name].observe(ask_again, names="value")
-    return w.interactive(show, **sliders)
+    return _interactive(show, fig, sliders)
 
 
 def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
@@ -636,9 +731,6 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     direction (the scaling ``(A, V) -> (lambda A, V / lambda)``); the chosen ``a`` is outlined.
     Returns the split of the chosen layer.
     """
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-
     from .rank import PRIME, exact_rank
     from .symmetries import symmetry_tangent_groups
     from .weights import random_weights
@@ -671,23 +763,34 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         if a > d:
             print(f"a > d: A = K^T Q is only {d} x {d}, so the extra rank adds parameters, "
                   "not dimension")
-        _, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")
-        bottom = np.zeros(len(rows))
-        for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2")):
-            heights = np.array([row[part] for row in rows])
-            ax.bar(ranks, heights, bottom=bottom, color=color, label=part)
-            bottom += heights
-        ax.bar([a], [facts["parameters"]], fill=False, edgecolor="k", lw=2.5)
-        cap = d * d + d * d_out - 1
-        ax.axhline(cap, color="k", ls="--", lw=1, label=f"largest dimension d² + dd' − 1 = {cap}")
-        ax.set(xlabel="attention rank a", ylabel="count", xticks=list(ranks),
-               ylim=(0, 1.15 * max(row["parameters"] for row in rows)),
-               title=f"One layer, d = {d}, d' = {d_out}: where the parameters go")
-        ax.legend(loc="upper left", frameon=False)
-        plt.show()
+        _render(fig, draw, d, d_out, a, rows)
         return facts
 
-    return w.interactive(show, **_sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
+    fig, (ax,) = _figure(7, 3.6, left=0.09, right=0.98, bottom=0.13, top=0.91)
+    stacks = {part: ax.bar(ranks, np.ones(len(ranks)), color=color, label=part)
+              for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2"))}
+    outline, = ax.bar([1], [1], fill=False, edgecolor="k", lw=2.5)
+    cap = ax.axhline(1, color="k", ls="--", lw=1, label="cap")
+    ax.set(xlabel="attention rank a", ylabel="count", xticks=list(ranks))
+    legend = ax.legend(loc="upper left", frameon=False)  # the line first, then the bars
+
+    def draw(d: int, d_out: int, a: int, rows: list[Facts]) -> None:
+        bottom = np.zeros(len(rows))
+        for part, bars in stacks.items():
+            heights = np.array([row[part] for row in rows])
+            for bar, y, height in zip(bars, bottom, heights):
+                bar.set_y(y)
+                bar.set_height(height)
+            bottom += heights
+        outline.set_x(a - outline.get_width() / 2)
+        outline.set_height(rows[a - 1]["parameters"])
+        largest = d * d + d * d_out - 1
+        cap.set_ydata([largest, largest])
+        legend.get_texts()[0].set_text(f"largest dimension d² + dd' − 1 = {largest}")
+        ax.set(ylim=(0, 1.15 * max(row["parameters"] for row in rows)),
+               title=f"One layer, d = {d}, d' = {d_out}: where the parameters go")
+
+    return _interactive(show, fig, _sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
 
 
 def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence[ArrayLike],
@@ -711,7 +814,6 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
     ``learning_rate``, ``steps`` and ``record_every`` are passed to ``descend_together``.
     """
     import ipywidgets as w
-    import matplotlib.pyplot as plt
 
     from .landscape import descend_together, first_step_below, loss_along, loss_moments
 
@@ -751,7 +853,7 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
                                       compute_uv=False)   # all records in one call
                         for f in (lambda layer: layer.K.T @ layer.Q, lambda layer: layer.V))
             cache[setting] = {
-                "run": run, "train": train, "held": held, "ratio": ratio, "s_A": s_A, "s_V": s_V,
+                "train": train, "held": held, "ratio": ratio, "s_A": s_A, "s_V": s_V,
                 "near_zero": train > 0.9,
                 "near_rank_one": learned & (ratio < 0.01),
                 "facts": {"scale": setting[0], "a": setting[1], "inputs": setting[2],
@@ -765,7 +867,7 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
 
     def show(scale: float, a: int, inputs: int) -> Facts:
         m = measure((scale, a, inputs))
-        facts, run = m["facts"], m["run"]
+        facts = m["facts"]
         print(f"scale {scale:g}, a = {a}, {inputs} training inputs "
               f"({steps} steps of gradient descent, learning rate {learning_rate:g})")
         left = facts["left zero at step"]
@@ -777,29 +879,44 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
         print(f"  at step {steps}: training loss {shown(facts['final training loss'])}, held-out "
               f"loss {shown(facts['final held-out loss'])} of their starts; s(A) = "
               + ", ".join(f"{x:.2f}" for x in facts["final s(A)"]))
-        fig, (left_ax, right_ax) = plt.subplots(1, 2, figsize=(11, 3.6))
-        for ax in (left_ax, right_ax):
-            for where, color, label in ((m["near_zero"], "0.6", "near the zero function"),
-                                        (m["near_rank_one"], "C1", "near a rank-one function")):
-                ax.fill_between(run.steps, 0, 1, where=where, color=color, alpha=0.25, lw=0,
-                                transform=ax.get_xaxis_transform(), label=label)
-        left_ax.semilogy(run.steps, np.maximum(m["train"], 1e-12), "k", label="training loss")
-        left_ax.semilogy(run.steps, np.maximum(m["held"], 1e-12), "C3--", label="held-out loss")
-        left_ax.set(xlabel="step", ylim=(1e-12, 10), title="loss / loss at step 0")
-        left_ax.legend(fontsize=8, loc="lower left")
-        # plain Unicode labels keep a move fast (mathtext is slow)
-        for j, color in enumerate(("C0", "C2", "C4")[: m["s_A"].shape[1]]):
-            right_ax.semilogy(run.steps, np.maximum(m["s_A"][:, j], 1e-7), color=color,
-                              label=f"s{j + 1}(A)")
-        for j, color in enumerate(("C1", "C3")[: m["s_V"].shape[1]]):
-            right_ax.semilogy(run.steps, np.maximum(m["s_V"][:, j], 1e-7), color=color, ls="--",
-                              label=f"s{j + 1}(V)")
-        right_ax.set(xlabel="step", ylim=(1e-6, 10), title="singular values of A = KᵀQ and V")
-        right_ax.legend(fontsize=8, loc="lower right", ncol=2)
-        fig.suptitle(f"scale {scale:g}, a = {a}, N = {inputs}", fontsize=11)
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.14, top=0.84, wspace=0.2)
-        plt.show()
+        _render(fig, draw, scale, a, inputs, m)
         return facts
+
+    fig, (left_ax, right_ax) = _figure(11, 3.6, 2, left=0.06, right=0.98, bottom=0.14,
+                                       top=0.84, wspace=0.2)
+    steps_axis = runs[settings[0]].steps
+    shades: list[Any] = []
+    curves = [left_ax.semilogy(steps_axis, steps_axis, "k", label="training loss")[0],
+              left_ax.semilogy(steps_axis, steps_axis, "C3--", label="held-out loss")[0]]
+    left_ax.set(xlabel="step", ylim=(1e-12, 10), title="loss / loss at step 0")
+    # plain Unicode labels keep a move fast (mathtext is slow)
+    spectra = {name: [right_ax.semilogy(steps_axis, steps_axis, color=color, ls=style,
+                                        label=f"s{j + 1}({name})")[0]
+                      for j, color in enumerate(colors[:count])]
+               for name, colors, style, count in (("A", ("C0", "C2", "C4"), "-", Q.shape[1]),
+                                                  ("V", ("C1", "C3"), "--", min(V.shape)))}
+    right_ax.set(xlabel="step", ylim=(1e-6, 10), title="singular values of A = KᵀQ and V")
+    title = fig.suptitle("", fontsize=11)
+
+    def draw(scale: float, a: int, inputs: int, m: Facts) -> None:
+        for shade in shades:
+            shade.remove()
+        shades[:] = [ax.fill_between(steps_axis, 0, 1, where=where, color=color, alpha=0.25,
+                                     lw=0, transform=ax.get_xaxis_transform(), label=label)
+                     for ax in (left_ax, right_ax)
+                     for where, color, label in (
+                         (m["near_zero"], "0.6", "near the zero function"),
+                         (m["near_rank_one"], "C1", "near a rank-one function"))]
+        for curve, values in zip(curves, (m["train"], m["held"])):
+            curve.set_ydata(np.maximum(values, 1e-12))
+        for name, lines in spectra.items():
+            for curve, values in zip(lines, m[f"s_{name}"].T):
+                curve.set_ydata(np.maximum(values, 1e-7))
+        if not left_ax.get_legend():  # the shades first, as they were drawn first
+            left_ax.legend(handles=[*shades[:2], *curves], fontsize=8, loc="lower left")
+            right_ax.legend(handles=[*shades[2:], *spectra["A"], *spectra["V"]], fontsize=8,
+                            loc="lower right", ncol=2)
+        title.set_text(f"scale {scale:g}, a = {a}, N = {inputs}")
 
     default_scale = 0.01 if 0.01 in scales else scales[0]
     sliders = {
@@ -810,4 +927,4 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
         "inputs": w.SelectionSlider(options=list(counts), value=max(counts), description="inputs",
                                     continuous_update=False),
     }
-    return w.interactive(show, **sliders)
+    return _interactive(show, fig, sliders)

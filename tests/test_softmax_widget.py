@@ -1,4 +1,3 @@
-import matplotlib.pyplot as plt
 import pytest
 from widget_support import set_and_run
 
@@ -37,7 +36,6 @@ def test_every_setting_draws_both_cliffs_at_the_dimensions(caplog):
                 result = set_and_run(widget, caplog, depth=depth, width=width, rank=rank)
                 assert result["lightning float"] == result["lightning"], (depth, width, rank)
                 assert result["difference"] == depth and result["gap clear"], (depth, width, rank)
-                plt.close("all")
 
 
 def test_softmax_explorer_hides_the_answer_until_revealed(caplog, capsys):

@@ -1,13 +1,19 @@
 import pytest
-from widget_support import set_and_run
+from widget_support import pixels, set_and_run
 
-from lsa_helpers.widgets import dimension_explorer, fiber_explorer, polynomial_explorer
+from lsa_helpers.widgets import (
+    boundary_explorer,
+    deep_explorer,
+    dimension_explorer,
+    fiber_explorer,
+    multihead_explorer,
+    parameter_split_explorer,
+    polynomial_explorer,
+    softmax_explorer,
+)
 
 
 def test_polynomial_explorer_counts(caplog):
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
     widget = polynomial_explorer()
     facts = set_and_run(widget, caplog)  # the default (6, 4, 2, 8) drawn in notebook 01
     assert facts["tokens where both orders cost the same"] == [6]
@@ -22,26 +28,23 @@ def test_polynomial_explorer_counts(caplog):
     facts = set_and_run(widget, caplog, d=1, d_out=1, a=1, t=1)  # the sliders' lower ends
     assert facts["monomials per output entry"] == 1
     assert facts["tokens where both orders cost the same"] == [1]
-    bars = plt.gcf().axes[-1]  # a value of 1 still shows a bar on the log axis
+    bars = widget.figure.axes[-1]  # a value of 1 still shows a bar on the log axis
     assert all(b.get_x() + b.get_width() > bars.get_xlim()[0] for b in bars.patches)
     facts = set_and_run(widget, caplog, d=16, d_out=8, a=16, t=64)  # the upper ends
     assert facts["tokens where both orders cost the same"] == [16] and facts["parameters"] == 640
     assert facts["span dimension of the neuromanifold"] == 8 * 16 * 16 * 17 // 2
-    plt.close("all")
 
 
 @pytest.mark.parametrize("rank_A, rank_V, case", [(1, 1, "swap"), (2, 1, "curve"), (3, 2, "curve"),
                                                   (0, 2, "zero"), (3, 0, "zero")])
 def test_fiber_explorer_cases(rank_A, rank_V, case, caplog):
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
-    result = set_and_run(fiber_explorer(), caplog, rank_A=rank_A, rank_V=rank_V)
+    widget = fiber_explorer()
+    result = set_and_run(widget, caplog, rank_A=rank_A, rank_V=rank_V)
     assert result["case"] == case
-    ax = plt.gcf().axes[-1]  # one visible bar per move, even for an exact 0 (the clipped-bar bug)
-    assert len(ax.patches) == len(result) - 1 and all(b.get_width() > 0 for b in ax.patches)
-    assert all(b.get_x() >= ax.get_xlim()[0] for b in ax.patches)
-    plt.close("all")
+    ax = widget.figure.axes[-1]  # one visible bar per move, even for an exact 0
+    bars = [bar for bar in ax.patches if bar.get_visible()]
+    assert len(bars) == len(result) - 1 and all(b.get_width() > 0 for b in bars)
+    assert all(b.get_x() >= ax.get_xlim()[0] for b in bars)
     if case != "zero" or rank_A == 0:  # a nudge of A = 0 makes phi non-zero when V != 0
         assert result["scaling (2A, V/2)"] < 1e-10 < result["random nudge 1e-3"]
     else:                               # V = 0: nothing moves phi away from 0
@@ -68,10 +71,8 @@ def test_fiber_explorer_clamps_out_of_range(caplog):
     ({"d": 8, "d_out": 6, "a": 9, "t": 1}, {"parameters": 192, "formula": None, "certified": 83}),
 ])
 def test_dimension_explorer(values, expected, caplog, capsys):
-    import matplotlib.pyplot as plt
-
-    plt.close("all")
-    result = set_and_run(dimension_explorer(), caplog, **values)
+    widget = dimension_explorer()
+    result = set_and_run(widget, caplog, **values)
     for key, value in expected.items():
         assert result[key] == value
     if result["formula"] is not None:
@@ -82,16 +83,12 @@ def test_dimension_explorer(values, expected, caplog, capsys):
     assert "formula [" in printed and f"exact rank {result['exact rank']}" in printed
     if result["certified"] is None:  # a message, not an error, when the bounds stay apart
         assert "the bounds do not meet" in printed
-    assert len(plt.gcf().axes) == 2  # parameters against dimension, and the two bounds
-    plt.close("all")
+    assert len(widget.figure.axes) == 2  # parameters against dimension, and the two bounds
 
 
 def test_boundary_explorer_asks_for_a_prediction_at_every_new_point(caplog):
-    import matplotlib.pyplot as plt
-
     from lsa_helpers.widgets import boundary_explorer
 
-    plt.close("all")
     widget = boundary_explorer()
     prediction = widget.children[3]
     assert set_and_run(widget, caplog, prediction="inside")["correct"] is True
@@ -102,44 +99,36 @@ def test_boundary_explorer_asks_for_a_prediction_at_every_new_point(caplog):
     for name, value in (("beta", 0.5), ("gamma", 1.0)):  # each slider closes the gate again
         assert set_and_run(widget, caplog, **{name: value})["prediction"] is None
         set_and_run(widget, caplog, prediction="boundary")
-    plt.close("all")
 
 
 def test_multihead_explorer_shows_the_dimension_only_after_a_prediction(caplog, capsys):
-    import matplotlib.pyplot as plt
-
     from lsa_helpers.widgets import multihead_explorer
 
-    plt.close("all")
     widget = multihead_explorer(d=2, d_out=2, heads=1, a=1, rho=1)  # where notebook 08 starts
     prediction = next(child for child in widget.children if child.description == "prediction")
     capsys.readouterr()
     facts = set_and_run(widget, caplog)
-    printed, ax = capsys.readouterr().out, plt.gcf().axes[0]
+    printed, ax = capsys.readouterr().out, widget.figure.axes[0]
     assert (facts["certified"], facts["prediction"]) == (5, None)  # computed, not shown
     assert "Predict first" in printed and "exact rank" not in printed and " 5" not in printed
     assert [bar.get_width() for bar in ax.patches] == [8] and not ax.get_lines()
     set_and_run(widget, caplog, prediction=5)
-    ax = plt.gcf().axes[0]
     assert "certified 5" in capsys.readouterr().out and ax.get_title() == "prediction 5: right"
     assert [bar.get_width() for bar in ax.patches] == [5, 3]  # the dimension, then the symmetries
     moved = set_and_run(widget, caplog, heads=2)  # a new layer closes the gate again
     assert prediction.value == 0 and moved["prediction"] is None and moved["certified"] == 10
     assert "exact rank" not in capsys.readouterr().out
     assert set_and_run(widget, caplog, prediction=10)["prediction"] == 10
-    assert plt.gcf().axes[0].get_title() == "prediction 10: right"
-    plt.close("all")
+    assert ax.get_title() == "prediction 10: right"
 
 
 def test_training_explorer_at_the_ends_of_its_sliders(caplog):
-    import matplotlib.pyplot as plt
     import numpy as np
 
     from lsa_helpers import Layer, gradient_descent, layer_forward, loss_and_gradient
     from lsa_helpers.landscape import first_step_below
     from lsa_helpers.widgets import training_explorer
 
-    plt.close("all")
     rng = np.random.default_rng(2025)  # a teacher with rk A = 3, rk V = 1, as in notebook 06
     U, W = (np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(2))
     A, v, z = U @ np.diag([2.0, 0.8, 0.3]) @ W.T, rng.normal(size=2), rng.normal(size=3)
@@ -176,8 +165,7 @@ def test_training_explorer_at_the_ends_of_its_sliders(caplog):
     few = set_and_run(widget, caplog, a=3, inputs=2)        # 2 inputs do not determine the teacher
     assert few["final training loss"] < 0.01 < 0.1 < few["final held-out loss"]
     assert set_and_run(widget, caplog, a=99)["a"] == 4      # out of range clamps, no error
-    assert len(plt.gcf().axes) == 2
-    plt.close("all")
+    assert len(widget.figure.axes) == 2
 
 
 @pytest.mark.parametrize("change, message", [
@@ -197,3 +185,68 @@ def test_training_explorer_rejects_bad_settings(change, message):
         direction = Layer(np.ones((2, 2)), np.ones((3, 2)), np.ones((1, 2)))
     with pytest.raises(ValueError, match=message):
         training_explorer(X, Y, direction, (X, Y), **change)
+
+
+DEMOS = {  # factory, a walk of moves, the setting it ends at
+    "polynomial": (lambda: polynomial_explorer(sizes=True),
+                   [{"t": 1}, {"d": 16, "d_out": 8, "a": 16, "t": 64}, {"d": 1}],
+                   {"d": 2, "d_out": 1, "a": 1, "t": 2}),
+    "fiber": (fiber_explorer, [{"rank_A": 3, "rank_V": 2}, {"rank_A": 0}],
+              {"rank_A": 1, "rank_V": 1}),
+    "dimension": (dimension_explorer, [{"t": 1}, {"d": 8, "a": 9}], {"d": 3, "a": 2, "t": 3}),
+    "deep": (lambda: deep_explorer(seed=2025), [{"depth": 3}, {"d1": 6, "a1": 1}],
+             {"depth": 2, "d1": 3, "a1": 2}),
+    "boundary": (boundary_explorer, [{"alpha": -2.0}, {"prediction": "outside"}],
+                 {"alpha": 0.5, "beta": 0.5, "prediction": "inside"}),
+    "multihead": (multihead_explorer, [{"heads": 5}, {"prediction": 7}, {"a": 1}],
+                  {"heads": 2, "a": 2, "prediction": 10}),
+    "parameter_split": (parameter_split_explorer, [{"d": 5, "a": 6}, {"d_out": 1}],
+                        {"d": 3, "d_out": 3, "a": 2}),
+    "softmax": (softmax_explorer, [{"depth": 2, "width": 5}, {"reveal": True}],
+                {"depth": 1, "width": 3, "reveal": False}),
+}
+
+
+@pytest.mark.parametrize("name", DEMOS)
+def test_a_figure_updated_in_place_is_the_figure_drawn_afresh(name, caplog):
+    # the figure is built once and updated by each move: after a walk through other settings it
+    # is, pixel for pixel, the figure of a new demo moved straight to the walk's end
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    factory, walk, end = DEMOS[name]
+    fresh, walked = factory(), factory()
+    facts = set_and_run(fresh, caplog, **end)
+    for values in walk:
+        set_and_run(walked, caplog, **values)
+    assert set_and_run(walked, caplog, **end) == facts
+    assert np.array_equal(pixels(walked), pixels(fresh))
+    assert plt.get_fignums() == []  # the demos' figures live outside pyplot
+
+
+@pytest.fixture
+def shell():
+    from IPython.core.displaypub import CapturingDisplayPublisher
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.display_pub = CapturingDisplayPublisher()
+    yield shell
+    InteractiveShell.clear_instance()
+
+
+def test_a_move_displays_the_figure_at_its_own_size(shell, caplog):
+    # what a kernel sends: one PNG per move, of the figure's size in pixels (no tight crop, so
+    # nothing depends on a bounding box computed per draw), beside the figure's text repr
+    import io
+
+    from PIL import Image
+
+    widget = dimension_explorer()
+    shell.display_pub.outputs.clear()
+    set_and_run(widget, caplog, a=2)
+    [output] = shell.display_pub.outputs
+    png = Image.open(io.BytesIO(output["data"]["image/png"]))
+    fig = widget.figure
+    assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1100, 380)
+    assert output["data"]["text/plain"] == "<Figure size 1100x380 with 2 Axes>"

@@ -21,3 +21,12 @@ def set_and_run(widget, caplog, **values):
     assert "Exception in interact callback" not in caplog.text, caplog.text
     assert widget.result is not _UNSET, f"the callback produced no result for {values}"
     return widget.result
+
+
+def pixels(widget):
+    """The demo's figure as drawn now: an array of RGBA pixels."""
+    import numpy as np
+
+    canvas = widget.figure.canvas
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba()).copy()
