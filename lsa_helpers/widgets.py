@@ -34,6 +34,7 @@ __all__ = [
     "parameter_split_explorer",
     "polynomial_explorer",
     "softmax_explorer",
+    "stall_problem",
     "training_explorer",
 ]
 
@@ -793,8 +794,31 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     return _interactive(show, fig, _sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
 
 
-def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence[ArrayLike],
-                      held_out: tuple[ArrayLike, ArrayLike], *,
+def stall_problem(seed: int = 2025) -> tuple[np.ndarray, np.ndarray, Layer,
+                                              tuple[np.ndarray, np.ndarray]]:
+    """Notebook 06's problem ``(inputs, targets, direction, held_out)``, drawn from ``seed``.
+
+    A teacher on ``d = 3``, ``d' = 2`` with ``A`` of singular values ``(2, 0.8, 0.3)`` and ``V`` of
+    rank one and norm 1.5; 64 training and 64 held-out inputs of ``t = 3`` tokens, entries
+    ``N(0, 1/3)``; a random start ``direction`` with a fourth row of ``Q``, ``K`` (``a`` up to 4).
+    """
+    rng = np.random.default_rng(seed)
+    U, W = (np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(2))
+    v, z = rng.normal(size=2), rng.normal(size=3)
+    teacher = layer_from_attention(U @ np.diag([2.0, 0.8, 0.3]) @ W.T,
+                                   1.5 * np.outer(v / np.linalg.norm(v), z / np.linalg.norm(z)))
+    inputs = rng.normal(size=(64, 3, 3)) / np.sqrt(3)
+    Q, K, V = (rng.normal(size=shape) for shape in ((3, 3), (3, 3), (2, 3)))
+    extra = np.random.default_rng([seed, 4]).normal(size=(2, 1, 3))
+    held = np.random.default_rng([seed, 5]).normal(size=(64, 3, 3)) / np.sqrt(3)
+    return (inputs, layer_forward(teacher, inputs),
+            Layer(np.vstack([Q, extra[0]]), np.vstack([K, extra[1]]), V),
+            (held, layer_forward(teacher, held)))
+
+
+def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None = None,
+                      direction: Sequence[ArrayLike] | None = None,
+                      held_out: tuple[ArrayLike, ArrayLike] | None = None, *, seed: int = 2025,
                       scales: Sequence[float] = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3),
                       input_counts: Sequence[int] = (2, 4, 16, 64), learning_rate: float = 0.03,
                       steps: int = 3000, record_every: int = 10) -> ipywidgets.interactive:
@@ -811,12 +835,19 @@ def training_explorer(inputs: ArrayLike, targets: ArrayLike, direction: Sequence
     shaded where the loss is above 90 % of its start (near the zero function) and where the
     rank-one ratio is below 0.01 after the loss has halved (near a rank-one function). Returns the
     facts it prints. ``scales`` and ``input_counts`` are the settings the sliders offer;
-    ``learning_rate``, ``steps`` and ``record_every`` are passed to ``descend_together``.
+    ``learning_rate``, ``steps`` and ``record_every`` are passed to ``descend_together``. With no
+    data given, notebook 06's problem drawn from ``seed`` (:func:`stall_problem`).
     """
     import ipywidgets as w
 
     from .landscape import descend_together, first_step_below, loss_along, loss_moments
 
+    given = [x is not None for x in (inputs, targets, direction, held_out)]
+    if any(given) and not all(given):
+        raise ValueError("give all of inputs, targets, direction and held_out, or none of them "
+                         "(notebook 06's problem)")
+    if inputs is None or targets is None or direction is None or held_out is None:
+        inputs, targets, direction, held_out = stall_problem(seed)
     Q, K, V = (np.asarray(m, dtype=np.float64) for m in direction)
     if Q.ndim != 2 or K.shape != Q.shape or V.ndim != 2 or V.shape[1] != Q.shape[1]:
         raise ValueError("direction must be a layer (Q, K, V), Q and K (a, d) and V (d', d), "

@@ -185,6 +185,19 @@ def test_every_slide_has_speaker_notes_with_its_minutes(deck):
         f"the notes add up to {total:g} min; the lesson's core takes {core} min"
 
 
+
+@deck_params
+def test_speaker_notes_read_as_plain_text(deck):
+    """RISE's speaker view shows a note's source: no TeX, no emphasis markers, no broken lines."""
+    groups = slides(load(deck))
+    raw = {i: marks for i, group in enumerate(groups, start=1) for cell in group
+           if kind(cell) == "notes"
+           for marks in [[m for m in ("$", "**", "\\") if m in source(cell)]] if marks}
+    assert not raw, f"notes with TeX or markup (slide: marks): {raw}"
+    broken = [i for i, group in enumerate(groups, start=1) for cell in group
+              if kind(cell) == "notes" and re.search(r"[^\n]\n(?!\s*(?:[-*]|\d+[.)])\s)[^\n]", source(cell).strip())]
+    assert not broken, f"notes of slides {broken} break a paragraph across lines"
+
 @deck_params
 def test_title_and_closing_slides(deck):
     groups = slides(load(deck))

@@ -21,6 +21,7 @@ from lsa_helpers import (
     Architecture,
     forward,
     hessian_at_minimum,
+    layer_forward,
     teacher_problem,
     vector_to_weights,
     weights_to_vector,
@@ -114,3 +115,19 @@ def test_the_hessian_is_named_as_the_hessian_of_the_mean_loss():
     w, u, h = weights_to_vector(problem.teacher), vectors[:, -1], 1e-4
     curvature = (loss(w + h * u) + loss(w - h * u) - 2 * loss(w)) / h**2
     assert loss(w) < 1e-28 and abs(curvature / eigenvalues[-1] - 1) < 1e-4
+
+
+def test_the_demos_default_problem_is_the_lessons(namespace):
+    """``training_explorer()`` with no data trains on the problem the lesson builds by hand."""
+    from lsa_helpers.widgets import stall_problem
+
+    demo_cell = the_cell("training_explorer(X_train")
+    built = dict(namespace)
+    exec(demo_cell.split("demo = ")[0].replace("from lsa_helpers.widgets import training_explorer",
+                                               ""), built)
+    inputs, targets, direction, (held, held_targets) = stall_problem(2025)
+    assert np.array_equal(inputs, built["X_train"]) and np.array_equal(targets, built["Y_train"])
+    assert all(np.array_equal(mine, theirs) for mine, theirs in zip(direction, built["wide"]))
+    assert np.array_equal(held, built["X_held"])
+    assert np.array_equal(held_targets, layer_forward(built["teacher"], built["X_held"]))
+
