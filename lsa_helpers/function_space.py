@@ -19,6 +19,7 @@ from .network import layer_forward
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents, sees_parallel_tokens
 from .weights import Weights, as_generator, random_inputs, random_weights
+from .workers import progress_bar
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -384,10 +385,8 @@ def grow_rank(rows: Callable[[int], np.ndarray], count: int, upper: int, *, modu
     ``modulus`` when it is given, then with the rows of at most ``count`` inputs in memory at
     once (:func:`_sketch`).
     """
-    from tqdm import tqdm
-
     limit = max_samples or 40 * count
-    with tqdm(total=upper, desc="rank", unit="dir", disable=not progress, delay=2,
+    with progress_bar(total=upper, desc="rank", unit="dir", disable=not progress, delay=2,
               file=sys.stderr, leave=False) as bar:
         return _grow(rows, count, upper, modulus, rng, limit, bar, fits or (lambda n: True))
 
