@@ -14,7 +14,7 @@ from .network import column_softmax
 from .rank import Reducer, reducer
 from .weights import Layer, Weights, check_weights
 
-__all__ = ["jacobian"]
+__all__ = ["jacobian", "jacobian_along"]
 
 
 Tangent: TypeAlias = tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]
@@ -127,13 +127,7 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
     """
     p = None if modulus is None else check_modulus(arch, modulus)
     weights = check_weights(arch, weights, modulus=p)
-    if p is not None:
-        inputs = np.mod(_checks.integer_array("inputs", inputs), p)
-    inputs = np.asarray(inputs, dtype=np.float64)
-    expected = (arch.widths[0], arch.tokens)
-    if inputs.ndim != 3 or inputs.shape[1:] != expected:
-        raise ValueError(
-            f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
+    inputs = _checked_inputs(arch, inputs, p)
     red = reducer(p)
     values = [inputs]
     for layer in weights[:-1]:
@@ -154,6 +148,112 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
             chain = step if chain is None else red(chain @ step)
     J = np.concatenate(blocks[::-1], axis=-1)
     return J.reshape(J.shape[0] * J.shape[1], J.shape[2])
+
+
+def jacobian_along(arch: Architecture, weights: Weights, inputs: ArrayLike, directions: ArrayLike,
+                   *, modulus: int | None = None) -> np.ndarray:
+    """``J C``: the derivatives of ``W -> (phi_W(X_1), ..., phi_W(X_N))`` along the columns of
+    ``directions`` (``C``, shape ``(parameters, D)``, rows as in
+    :func:`~lsa_helpers.weights.weights_to_vector`), shape ``(N d_l t, D)``, rows as in
+    :func:`jacobian`; lightning only.
+
+    Forward mode along all ``D`` directions at once, each moving every layer; the Jacobian itself
+    is never formed. With tokens as rows, ``U = Y^T Q^T`` and ``W = Y^T K^T``, a layer is
+    ``F^T = U (W^T Y^T) V^T`` (linear in ``t``), and ``dU = dY^T Q^T + Y^T dQ^T``,
+    ``dW = dY^T K^T + Y^T dK^T``, ``dM = dW^T Y^T + W^T dY^T`` for ``M = W^T Y^T``,
+    ``dG = dU M + U dM`` for ``G = U M``, ``dF^T = dG V^T + G dV^T`` (plus ``dY`` with
+    ``skip=True``). With ``modulus=p`` everything is exact mod ``p``, as in :func:`jacobian`.
+
+    Examples
+    --------
+    >>> from lsa_helpers import Architecture, random_weights, random_inputs
+    >>> arch = Architecture((2, 1), (1,))
+    >>> W, X, C = random_weights(arch, 0), random_inputs(arch, 4, 1), np.eye(6)[:, :2]
+    >>> np.allclose(jacobian_along(arch, W, X, C), jacobian(arch, W, X)[:, :2])
+    True
+    """
+    if not arch.is_lightning:
+        raise ValueError("jacobian_along needs normalization='lightning', got 'softmax'")
+    p = None if modulus is None else check_modulus(arch, modulus)
+    weights = check_weights(arch, weights, modulus=p)
+    X = _checked_inputs(arch, inputs, p)
+    C = _checked_directions(arch, directions, p)
+    red, D = reducer(p), C.shape[1]
+    out = np.empty((X.shape[0], arch.widths[-1], arch.tokens, D))
+    step = max(1, BLOCK // (X.shape[0] * arch.tokens * max(arch.widths + arch.ranks)))
+    for start in range(0, D, step):
+        tangent = _along(arch, weights, X, C[:, start:start + step], red)  # (D', N, t, d_l)
+        out[..., start:start + step] = np.transpose(tangent, (1, 3, 2, 0))
+    return out.reshape(-1, D)
+
+
+BLOCK = 2**21
+"""Entries of one tangent array of :func:`jacobian_along` (directions x inputs x t x width): the
+directions are taken in groups that keep each array near 16 MB."""
+
+
+def _along(arch: Architecture, weights: Weights, X: np.ndarray, C: np.ndarray,
+           red: Reducer) -> np.ndarray:
+    """The tangents ``dF^T`` of the last layer along the columns of ``C``, ``(D, N, t, d_l)``."""
+    Y, dY = np.swapaxes(X, -1, -2), None
+    blocks = iter(np.split(C, np.cumsum([w.size for layer in weights for w in layer])[:-1]))
+    for Q, K, V in weights:
+        dQ, dK, dV = (np.moveaxis(next(blocks), -1, 0).reshape(-1, *w.shape) for w in (Q, K, V))
+        U, W = red(Y @ Q.T), red(Y @ K.T)
+        Wt = np.swapaxes(W, -1, -2)
+        M = red(Wt @ Y)
+        G = red(U @ M)
+        dU, dW = _outer(Y, dQ, red), _outer(Y, dK, red)
+        if dY is not None:
+            dU, dW = _add(red, dU, red(dY @ Q.T)), _add(red, dW, red(dY @ K.T))
+        dM = red(np.swapaxes(dW, -1, -2) @ Y)
+        if dY is not None:
+            dM = _add(red, dM, red(Wt @ dY))
+        dG = _add(red, red(dU @ M), red(U @ dM))
+        dF = _add(red, red(dG @ V.T), _outer(G, dV, red))
+        F = red(G @ V.T)
+        Y, dY = (red(Y + F), _add(red, dF, dY)) if arch.skip else (F, dF)
+    assert dY is not None
+    return dY
+
+
+def _add(red: Reducer, x: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+    """``x + y`` reduced, in place of ``x`` (``x`` when ``y`` is None)."""
+    if y is None:
+        return x
+    x += y
+    return red(x)
+
+
+def _outer(Y: np.ndarray, dA: np.ndarray, red: Reducer) -> np.ndarray:
+    """``Y dA_e^T`` for every direction ``e``: ``(N, t, d)`` and ``(D, b, d)`` to ``(D, N, t, b)``,
+    as one product ``(N t, d) (d, D b)``."""
+    N, t, d = Y.shape
+    D, b, _ = dA.shape
+    product = red(Y.reshape(N * t, d) @ dA.reshape(D * b, d).T)
+    return np.ascontiguousarray(np.moveaxis(product.reshape(N, t, D, b), 2, 0))
+
+
+def _checked_inputs(arch: Architecture, inputs: ArrayLike, p: int | None) -> np.ndarray:
+    """``inputs`` as float64 ``(N, d_0, t)``, residues mod ``p`` when given; or a one-line error."""
+    if p is not None:
+        inputs = np.mod(_checks.integer_array("inputs", inputs), p)
+    X = np.asarray(inputs, dtype=np.float64)
+    expected = (arch.widths[0], arch.tokens)
+    if X.ndim != 3 or X.shape[1:] != expected:
+        raise ValueError(
+            f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {X.shape}")
+    return X
+
+
+def _checked_directions(arch: Architecture, directions: ArrayLike, p: int | None) -> np.ndarray:
+    """``directions`` as float64 ``(parameters, D)`` (residues mod ``p``), or a one-line error."""
+    if p is not None:
+        directions = np.mod(_checks.integer_array("directions", directions), p)
+    C = np.asarray(directions, dtype=np.float64)
+    if C.ndim != 2 or C.shape[0] != arch.parameter_count:
+        raise ValueError(f"directions must have shape ({arch.parameter_count}, D), got {C.shape}")
+    return C
 
 
 def _per_sample(tangent: np.ndarray | None) -> np.ndarray:

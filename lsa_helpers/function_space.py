@@ -13,7 +13,7 @@ import numpy as np
 from . import _checks
 from ._types import Seed
 from .architecture import Architecture
-from .differential import check_modulus, jacobian
+from .differential import check_modulus, jacobian, jacobian_along
 from .formulas import Formula, formula_dimension
 from .network import layer_forward
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
@@ -108,7 +108,9 @@ def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
     ``method``: ``"float"`` (float64 SVD with its gap; lightning inputs are scaled to outputs of
     norm 1, and the rank is doubted where floating-point exceptions occur or where it leaves the
     proved bounds: above the upper bound or, for lightning, below the exact rank mod
-    ``modulus``), ``"exact"`` (rank mod ``modulus``: a certified lower bound), ``"certified"``
+    ``modulus``), ``"exact"`` (rank mod ``modulus`` of the Jacobian, or of ``J C`` along
+    ``upper + 16`` random directions when that is fewer than the parameters, computed directly
+    by forward mode: a certified lower bound either way), ``"certified"``
     (exact, and the dimension is proved when the lower bound meets ``parameters - rank of the
     symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request
     whose first round needs more than ``max_memory`` bytes (:func:`memory_estimate`) is refused
@@ -135,8 +137,12 @@ def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
     upper = arch.parameter_count - _fiber_rank(arch, weights, p, rng)
     events: set[str] = set()  # floating-point exceptions while computing float Jacobians
 
+    columns = _column_sketch(arch.parameter_count, upper, p, rng) if p else None
+
     def rows(n: int) -> np.ndarray:
         inputs = random_inputs(arch, n, rng, modulus=p)
+        if columns is not None:
+            return jacobian_along(arch, weights, inputs, columns, modulus=p)
         if exact:
             return jacobian(arch, weights, inputs, modulus=p)
         with np.errstate(all="call", call=lambda kind, _: events.add(kind)):
@@ -429,6 +435,21 @@ def _grow(rows: Callable[[int], np.ndarray], count: int, upper: int, modulus: in
             return value, samples, stopped, found
         previous = value
     return value, samples, _SAMPLE_LIMIT, found
+
+
+def _column_sketch(parameters: int, upper: int, p: int,
+                   rng: np.random.Generator) -> np.ndarray | None:
+    """``upper + 16`` random directions mod ``p`` (a ``parameters x (upper + 16)`` matrix ``C``),
+    or None when that is not fewer than the parameters.
+
+    ``rk(J C) <= rk(J)`` always, so the rank of ``J C`` is a proved lower bound too; as
+    ``rk(J) <= upper``, it falls short only if 16 extra directions all miss, with probability
+    about ``p^-16``. :func:`~lsa_helpers.differential.jacobian_along` computes ``J C`` by forward
+    mode along these directions, without forming ``J``.
+    """
+    if upper + 16 >= parameters:
+        return None
+    return rng.integers(0, p, size=(parameters, upper + 16)).astype(np.float64)
 
 
 def _sketched_rank(T: np.ndarray, p: int, rng: np.random.Generator) -> int:
