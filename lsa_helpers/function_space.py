@@ -480,4 +480,13 @@ def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, u
     if columns is None and upper + 16 < n:
         columns = rng.integers(0, p, size=(n, upper + 16)).astype(np.float64)
     J = J if columns is None else mod_matmul(J, columns, p)
-    return (space or RowSpace(p, J.shape[1])).extend(J), columns
+    space = space or RowSpace(p, J.shape[1])
+    for start in range(0, J.shape[0], ROWS):
+        space = space.extend(J[start:start + ROWS])
+    return space, columns
+
+
+ROWS = 2048
+"""Rows that :func:`_sketch` hands to FLINT at once: each block is first reduced by the rows
+before it with one BLAS product, so FLINT eliminates only what is new in it, and converts only
+a block's residues to Python integers at a time."""
