@@ -42,16 +42,43 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     return int(modulus)
 
 
-def _seeds(shapes: tuple[tuple[int, int], ...]) -> tuple[Tangent, Tangent]:
-    """One-hot directions of a layer's own parameters, in two groups that touch different terms.
-
-    The ``2ad`` directions of ``(Q, K)`` move only ``A Y``; the ``d'd`` directions of ``V`` move
-    only ``V Y``. Each group is ``(dQ, dK, dV)`` with a leading direction axis, None where zero.
-    """
-    (a, d), _, (d_out, _) = shapes
+def _seeds(shapes: tuple[tuple[int, int], ...]) -> Tangent:
+    """One-hot directions ``(dQ, dK, None)`` of a layer's ``2ad`` attention parameters, with a
+    leading direction axis: they move only ``A Y``."""
+    a, d = shapes[0]
     attention = np.eye(2 * a * d).reshape(2 * a * d, 2, a, d)
-    value = np.eye(d_out * d).reshape(d_out * d, d_out, d)
-    return (attention[:, 0], attention[:, 1], None), (None, None, value)
+    return attention[:, 0], attention[:, 1], None
+
+
+def _value_free(layer: Layer, Y: np.ndarray, normalization: str, red: Reducer) -> np.ndarray:
+    """``H`` with ``phi(Y) = V H``: ``Y N(Y^T A Y)``, or ``(Y Y^T)(A Y)`` for lightning when
+    ``t > d`` (as :func:`_layer_jvp` associates it)."""
+    Q, K, _ = layer
+    Yt = np.swapaxes(Y, -1, -2)
+    AY = red(K.T @ red(Q @ Y))
+    if normalization == "lightning" and Y.shape[-1] > Y.shape[-2]:
+        return red(red(Y @ Yt) @ AY)
+    Z = red(Yt @ AY)
+    return red(Y @ (column_softmax(Z) if normalization == "softmax" else Z))
+
+
+def _value_block(H: np.ndarray, d_out: int, chain: np.ndarray | None,
+                 red: Reducer) -> np.ndarray:
+    """The per-sample Jacobian ``(N, rows, d_out d)`` of the output in ``V`` (``d_out x d``).
+
+    ``phi = V H`` is linear in ``V``: ``d phi_{i'tau} / d V_ij = delta_{i i'} H_{j tau}``, the
+    Kronecker product ``I (x) H^T``; through later layers (``chain``, ``(N, rows, d_out t)``)
+    it is ``chain_{o, (i, tau)} H_{j tau}``, one product per sample.
+    """
+    N, d, t = H.shape
+    Ht = np.swapaxes(H, -1, -2)
+    if chain is not None:
+        rows = chain.shape[1]
+        return red(chain.reshape(N, rows * d_out, t) @ Ht).reshape(N, rows, d_out * d)
+    block = np.zeros((N, d_out, t, d_out, d))
+    diagonal = np.arange(d_out)
+    block[:, diagonal, :, diagonal, :] = Ht
+    return block.reshape(N, d_out * t, d_out * d)
 
 
 def _layer_jvp(layer: Layer, Y: np.ndarray, dlayer: Tangent | None, dY: np.ndarray | None,
@@ -136,9 +163,12 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
     blocks, chain = [], None
     for i in reversed(range(arch.layers)):
         layer, Y = weights[i], values[i]
-        for seed in reversed(_seeds(arch.layer_shapes[i])):
-            tangent = _per_sample(_layer_jvp(layer, Y, seed, None, arch.normalization, red)[1])
-            blocks.append(tangent if chain is None else red(chain @ tangent))
+        d_out = arch.layer_shapes[i][2][0]
+        blocks.append(_value_block(_value_free(layer, Y, arch.normalization, red), d_out, chain,
+                                   red))
+        seed = _seeds(arch.layer_shapes[i])
+        tangent = _per_sample(_layer_jvp(layer, Y, seed, None, arch.normalization, red)[1])
+        blocks.append(tangent if chain is None else red(chain @ tangent))
         if i:
             d, t = Y.shape[1:]
             basis = np.eye(d * t).reshape(d * t, 1, d, t)
