@@ -212,8 +212,8 @@ def jacobian_along(arch: Architecture, weights: Weights, inputs: ArrayLike, dire
     out = np.empty((X.shape[0], arch.widths[-1], arch.tokens, D))
     step = max(1, BLOCK // (X.shape[0] * arch.tokens * max(arch.widths + arch.ranks)))
     for start in range(0, D, step):
-        tangent = _along(arch, weights, X, C[:, start:start + step], p)  # (D', N, t, d_l)
-        out[..., start:start + step] = np.transpose(tangent, (1, 3, 2, 0))
+        tangent = _along(arch, weights, X, C[:, start:start + step], p)  # (N, D', t, d_l)
+        out[..., start:start + step] = np.transpose(tangent, (0, 3, 2, 1))
     return out.reshape(-1, D)
 
 
@@ -225,18 +225,19 @@ the heap rather than mapped and faulted in afresh (which cost a fifth of the tim
 
 def _along(arch: Architecture, weights: Weights, X: np.ndarray, C: np.ndarray,
            p: int | None) -> np.ndarray:
-    """The tangents ``dF^T`` of the last layer along the columns of ``C``, ``(D, N, t, d_l)``.
+    """The tangents ``dF^T`` of the last layer along the columns of ``C``, ``(N, D, t, d_l)``.
 
-    Each tangent is the sum of two products of residues, reduced once when two such products
-    (inner dimension at most ``max(widths + ranks + (t,))``) add up below ``2^53``, else each
-    on its own first.
+    Inputs first, so that every product is one BLAS product per input at most: with
+    ``Z' = U W^T``, ``dG = dU M + (dW U^T)^T Y + Z' dY``. Each tangent is a sum of products of
+    residues, reduced once per two terms when two such products (inner dimension at most
+    ``max(widths + ranks + (t,))``) add up below ``2^53``, else each on its own first.
     """
     red = reducer(p)
     inner = max(arch.widths + arch.ranks + (arch.tokens,))
     pairs = p is None or 2 * inner * (p - 1) ** 2 < EXACT_FLOAT - p
 
     def plus(x: np.ndarray, y: np.ndarray | None) -> np.ndarray:
-        """``x + y`` reduced, for two unreduced products (in place of ``x``)."""
+        """``x + y`` reduced, for ``x`` reduced or a product and ``y`` a product (in place)."""
         if y is None:
             return red(x)
         if not pairs:
@@ -245,30 +246,47 @@ def _along(arch: Architecture, weights: Weights, X: np.ndarray, C: np.ndarray,
         return red(x)
 
     Y, dY = np.swapaxes(X, -1, -2), None
+    N, t, D = X.shape[0], arch.tokens, C.shape[1]
     blocks = iter(np.split(C, np.cumsum([w.size for layer in weights for w in layer])[:-1]))
     for Q, K, V in weights:
         dQ, dK, dV = (np.moveaxis(next(blocks), -1, 0).reshape(-1, *w.shape) for w in (Q, K, V))
         U, W = red(Y @ Q.T), red(Y @ K.T)
-        Wt = np.swapaxes(W, -1, -2)
-        M = red(Wt @ Y)
+        M = red(np.swapaxes(W, -1, -2) @ Y)
         G = red(U @ M)
         dU = plus(_outer(Y, dQ), None if dY is None else dY @ Q.T)
         dW = plus(_outer(Y, dK), None if dY is None else dY @ K.T)
-        dM = plus(np.swapaxes(dW, -1, -2) @ Y, None if dY is None else Wt @ dY)
-        dF = plus(plus(dU @ M, U @ dM) @ V.T, _outer(G, dV))
+        dG = plus(_stacked(dU, M, red), _stacked(_swap(_stacked(dW, np.swapaxes(U, -1, -2), red)),
+                                                  Y, red))
+        if dY is not None:
+            Zt = red(W @ np.swapaxes(U, -1, -2))  # (U W^T)^T
+            dG = plus(dG, _swap(_stacked(_swap(dY), Zt, red)))
+        dF = plus(dG @ V.T, _outer(G, dV))
         F = red(G @ V.T)
         Y, dY = (red(Y + F), red(dF + dY) if dY is not None else dF) if arch.skip else (F, dF)
-    assert dY is not None
+    assert dY is not None and dY.shape[:3] == (N, D, t)
     return dY
 
 
+def _stacked(A: np.ndarray, B: np.ndarray, red: Reducer) -> np.ndarray:
+    """``A[n, e] B[n]`` for every input ``n`` and direction ``e``: ``(N, D, r, k)`` and
+    ``(N, k, c)`` to ``(N, D, r, c)``, as one product ``(D r, k) (k, c)`` per input."""
+    N, D, r, k = A.shape
+    product = np.ascontiguousarray(A).reshape(N, D * r, k) @ B
+    return red(product).reshape(N, D, r, B.shape[-1])
+
+
+def _swap(A: np.ndarray) -> np.ndarray:
+    """The last two axes exchanged, contiguous."""
+    return np.ascontiguousarray(np.swapaxes(A, -1, -2))
+
+
 def _outer(Y: np.ndarray, dA: np.ndarray) -> np.ndarray:
-    """``Y dA_e^T`` for every direction ``e``: ``(N, t, d)`` and ``(D, b, d)`` to ``(D, N, t, b)``,
+    """``Y dA_e^T`` for every direction ``e``: ``(N, t, d)`` and ``(D, b, d)`` to ``(N, D, t, b)``,
     as one product ``(N t, d) (d, D b)``."""
     N, t, d = Y.shape
     D, b, _ = dA.shape
     product = Y.reshape(N * t, d) @ dA.reshape(D * b, d).T
-    return np.ascontiguousarray(np.moveaxis(product.reshape(N, t, D, b), 2, 0))
+    return np.ascontiguousarray(np.swapaxes(product.reshape(N, t, D, b), 1, 2))
 
 
 def _checked_inputs(arch: Architecture, inputs: ArrayLike, p: int | None) -> np.ndarray:
