@@ -285,12 +285,17 @@ def bench_research():
     print("  peak: the whole process's peak RSS during the certified run")
     records = []
     for arch in RESEARCH:
+        label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
         call = functools.partial(lsa_helpers.dimension, arch, method="certified", rng=0)
-        (timing, result), peak = peak_rss_mib(functools.partial(measure, call, 1, INSIDE))
+        try:
+            (timing, result), peak = peak_rss_mib(functools.partial(measure, call, 1, INSIDE))
+        except ValueError as refused:  # above max_memory by memory_estimate: not run
+            print(f"  {label:24} {arch.parameter_count:6d} parameters: refused ({refused})")
+            records.append({"widths": arch.widths, "ranks": arch.ranks, "refused": str(refused)})
+            continue
         convert, rank = flint_limit(arch.parameter_count, np.random.default_rng(0))
         limit, total = convert + rank, timing.pop("wall")
         timing["jacobian"] = _jacobian_seconds(timing)
-        label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
         print(f"  {label:24} {arch.parameter_count:6d} parameters: certified "
               f"{result.certified_dimension} in {total:.1f} s (jacobian {timing['jacobian']:.1f}"
               f", sketches {timing['mod_matmul']:.1f}, FLINT {_flint_seconds(timing):.1f}); "
