@@ -13,6 +13,7 @@ from .architecture import Architecture
 from .network import column_softmax
 from .rank import Reducer, reducer
 from .weights import Layer, Weights, check_weights
+from .workers import one_blas_thread
 
 __all__ = ["jacobian", "jacobian_along"]
 
@@ -193,6 +194,7 @@ def jacobian_along(arch: Architecture, weights: Weights, inputs: ArrayLike, dire
     ``dW = dY^T K^T + Y^T dK^T``, ``dM = dW^T Y^T + W^T dY^T`` for ``M = W^T Y^T``,
     ``dG = dU M + U dM`` for ``G = U M``, ``dF^T = dG V^T + G dV^T`` (plus ``dY`` with
     ``skip=True``). With ``modulus=p`` everything is exact mod ``p``, as in :func:`jacobian`.
+    BLAS runs on one thread meanwhile: the products, one per input, are too small to share.
 
     Examples
     --------
@@ -211,9 +213,10 @@ def jacobian_along(arch: Architecture, weights: Weights, inputs: ArrayLike, dire
     D = C.shape[1]
     out = np.empty((X.shape[0], arch.widths[-1], arch.tokens, D))
     step = max(1, BLOCK // (X.shape[0] * arch.tokens * max(arch.widths + arch.ranks)))
-    for start in range(0, D, step):
-        tangent = _along(arch, weights, X, C[:, start:start + step], p)  # (N, D', t, d_l)
-        out[..., start:start + step] = np.transpose(tangent, (0, 3, 2, 1))
+    with one_blas_thread():  # products per input: threads slow them down several fold
+        for start in range(0, D, step):
+            tangent = _along(arch, weights, X, C[:, start:start + step], p)  # (N, D', t, d_l)
+            out[..., start:start + step] = np.transpose(tangent, (0, 3, 2, 1))
     return out.reshape(-1, D)
 
 

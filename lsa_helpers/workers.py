@@ -85,7 +85,7 @@ def parallel_map(function: Callable[[Job], Result], jobs: Iterable[Job], workers
     results: list[Result] = []
     each = each or (lambda result: None)
     if workers <= 1 or len(jobs) <= 1 or in_browser():
-        with _one_blas_thread():
+        with one_blas_thread():
             for job in jobs:
                 results.append(function(job))
                 each(results[-1])
@@ -97,8 +97,9 @@ def parallel_map(function: Callable[[Job], Result], jobs: Iterable[Job], workers
     return results
 
 
-def _one_blas_thread() -> contextlib.AbstractContextManager[object]:
-    """BLAS limited to one thread meanwhile (nothing to limit in a browser)."""
+def one_blas_thread() -> contextlib.AbstractContextManager[object]:
+    """BLAS limited to one thread meanwhile (nothing to limit in a browser): for jobs side by side,
+    and for many small products, which threads only slow down."""
     if in_browser():
         return contextlib.nullcontext()
     from threadpoolctl import threadpool_limits
