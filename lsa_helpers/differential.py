@@ -13,8 +13,9 @@ from .architecture import Architecture
 from .network import column_softmax
 from .rank import Reducer, reducer
 from .weights import Layer, Weights, check_weights
+from .workers import one_blas_thread
 
-__all__ = ["jacobian"]
+__all__ = ["jacobian", "jacobian_along"]
 
 
 Tangent: TypeAlias = tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]
@@ -42,16 +43,43 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     return int(modulus)
 
 
-def _seeds(shapes: tuple[tuple[int, int], ...]) -> tuple[Tangent, Tangent]:
-    """One-hot directions of a layer's own parameters, in two groups that touch different terms.
-
-    The ``2ad`` directions of ``(Q, K)`` move only ``A Y``; the ``d'd`` directions of ``V`` move
-    only ``V Y``. Each group is ``(dQ, dK, dV)`` with a leading direction axis, None where zero.
-    """
-    (a, d), _, (d_out, _) = shapes
+def _seeds(shapes: tuple[tuple[int, int], ...]) -> Tangent:
+    """One-hot directions ``(dQ, dK, None)`` of a layer's ``2ad`` attention parameters, with a
+    leading direction axis: they move only ``A Y``."""
+    a, d = shapes[0]
     attention = np.eye(2 * a * d).reshape(2 * a * d, 2, a, d)
-    value = np.eye(d_out * d).reshape(d_out * d, d_out, d)
-    return (attention[:, 0], attention[:, 1], None), (None, None, value)
+    return attention[:, 0], attention[:, 1], None
+
+
+def _value_free(layer: Layer, Y: np.ndarray, normalization: str, red: Reducer) -> np.ndarray:
+    """``H`` with ``phi(Y) = V H``: ``Y N(Y^T A Y)``, or ``(Y Y^T)(A Y)`` for lightning when
+    ``t > d`` (as :func:`_layer_jvp` associates it)."""
+    Q, K, _ = layer
+    Yt = np.swapaxes(Y, -1, -2)
+    AY = red(K.T @ red(Q @ Y))
+    if normalization == "lightning" and Y.shape[-1] > Y.shape[-2]:
+        return red(red(Y @ Yt) @ AY)
+    Z = red(Yt @ AY)
+    return red(Y @ (column_softmax(Z) if normalization == "softmax" else Z))
+
+
+def _value_block(H: np.ndarray, d_out: int, chain: np.ndarray | None,
+                 red: Reducer) -> np.ndarray:
+    """The per-sample Jacobian ``(N, rows, d_out d)`` of the output in ``V`` (``d_out x d``).
+
+    ``phi = V H`` is linear in ``V``: ``d phi_{i'tau} / d V_ij = delta_{i i'} H_{j tau}``, the
+    Kronecker product ``I (x) H^T``; through later layers (``chain``, ``(N, rows, d_out t)``)
+    it is ``chain_{o, (i, tau)} H_{j tau}``, one product per sample.
+    """
+    N, d, t = H.shape
+    Ht = np.swapaxes(H, -1, -2)
+    if chain is not None:
+        rows = chain.shape[1]
+        return red(chain.reshape(N, rows * d_out, t) @ Ht).reshape(N, rows, d_out * d)
+    block = np.zeros((N, d_out, t, d_out, d))
+    diagonal = np.arange(d_out)
+    block[:, diagonal, :, diagonal, :] = Ht
+    return block.reshape(N, d_out * t, d_out * d)
 
 
 def _layer_jvp(layer: Layer, Y: np.ndarray, dlayer: Tangent | None, dY: np.ndarray | None,
@@ -127,13 +155,7 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
     """
     p = None if modulus is None else check_modulus(arch, modulus)
     weights = check_weights(arch, weights, modulus=p)
-    if p is not None:
-        inputs = np.mod(_checks.integer_array("inputs", inputs), p)
-    inputs = np.asarray(inputs, dtype=np.float64)
-    expected = (arch.widths[0], arch.tokens)
-    if inputs.ndim != 3 or inputs.shape[1:] != expected:
-        raise ValueError(
-            f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {inputs.shape}")
+    inputs = _checked_inputs(arch, inputs, p)
     red = reducer(p)
     values = [inputs]
     for layer in weights[:-1]:
@@ -142,9 +164,12 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
     blocks, chain = [], None
     for i in reversed(range(arch.layers)):
         layer, Y = weights[i], values[i]
-        for seed in reversed(_seeds(arch.layer_shapes[i])):
-            tangent = _per_sample(_layer_jvp(layer, Y, seed, None, arch.normalization, red)[1])
-            blocks.append(tangent if chain is None else red(chain @ tangent))
+        d_out = arch.layer_shapes[i][2][0]
+        blocks.append(_value_block(_value_free(layer, Y, arch.normalization, red), d_out, chain,
+                                   red))
+        seed = _seeds(arch.layer_shapes[i])
+        tangent = _per_sample(_layer_jvp(layer, Y, seed, None, arch.normalization, red)[1])
+        blocks.append(tangent if chain is None else red(chain @ tangent))
         if i:
             d, t = Y.shape[1:]
             basis = np.eye(d * t).reshape(d * t, 1, d, t)
@@ -154,6 +179,139 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
             chain = step if chain is None else red(chain @ step)
     J = np.concatenate(blocks[::-1], axis=-1)
     return J.reshape(J.shape[0] * J.shape[1], J.shape[2])
+
+
+def jacobian_along(arch: Architecture, weights: Weights, inputs: ArrayLike, directions: ArrayLike,
+                   *, modulus: int | None = None) -> np.ndarray:
+    """``J C``: the derivatives of ``W -> (phi_W(X_1), ..., phi_W(X_N))`` along the columns of
+    ``directions`` (``C``, shape ``(parameters, D)``, rows as in
+    :func:`~lsa_helpers.weights.weights_to_vector`), shape ``(N d_l t, D)``, rows as in
+    :func:`jacobian`; lightning only.
+
+    Forward mode along all ``D`` directions at once, each moving every layer; the Jacobian itself
+    is never formed. With tokens as rows, ``U = Y^T Q^T`` and ``W = Y^T K^T``, a layer is
+    ``F^T = U (W^T Y^T) V^T`` (linear in ``t``), and ``dU = dY^T Q^T + Y^T dQ^T``,
+    ``dW = dY^T K^T + Y^T dK^T``, ``dM = dW^T Y^T + W^T dY^T`` for ``M = W^T Y^T``,
+    ``dG = dU M + U dM`` for ``G = U M``, ``dF^T = dG V^T + G dV^T`` (plus ``dY`` with
+    ``skip=True``). With ``modulus=p`` everything is exact mod ``p``, as in :func:`jacobian`.
+    BLAS runs on one thread meanwhile: the products, one per input, are too small to share.
+
+    Examples
+    --------
+    >>> from lsa_helpers import Architecture, random_weights, random_inputs
+    >>> arch = Architecture((2, 1), (1,))
+    >>> W, X, C = random_weights(arch, 0), random_inputs(arch, 4, 1), np.eye(6)[:, :2]
+    >>> np.allclose(jacobian_along(arch, W, X, C), jacobian(arch, W, X)[:, :2])
+    True
+    """
+    if not arch.is_lightning:
+        raise ValueError("jacobian_along needs normalization='lightning', got 'softmax'")
+    p = None if modulus is None else check_modulus(arch, modulus)
+    weights = check_weights(arch, weights, modulus=p)
+    X = _checked_inputs(arch, inputs, p)
+    C = _checked_directions(arch, directions, p)
+    D = C.shape[1]
+    out = np.empty((X.shape[0], arch.widths[-1], arch.tokens, D))
+    step = max(1, BLOCK // (X.shape[0] * arch.tokens * max(arch.widths + arch.ranks)))
+    with one_blas_thread():  # products per input: threads slow them down several fold
+        for start in range(0, D, step):
+            tangent = _along(arch, weights, X, C[:, start:start + step], p)  # (N, D', t, d_l)
+            out[..., start:start + step] = np.transpose(tangent, (0, 3, 2, 1))
+    return out.reshape(-1, D)
+
+
+BLOCK = 2**17
+"""Entries of one tangent array of :func:`jacobian_along` (directions x inputs x t x width): the
+directions are taken in groups that keep each array near 1 MB, small enough to be reused from
+the heap rather than mapped and faulted in afresh (which cost a fifth of the time at 16 MB)."""
+
+
+def _along(arch: Architecture, weights: Weights, X: np.ndarray, C: np.ndarray,
+           p: int | None) -> np.ndarray:
+    """The tangents ``dF^T`` of the last layer along the columns of ``C``, ``(N, D, t, d_l)``.
+
+    Inputs first, so that every product is one BLAS product per input at most: with
+    ``Z' = U W^T``, ``dG = dU M + (dW U^T)^T Y + Z' dY``. Each tangent is a sum of products of
+    residues, reduced once per two terms when two such products (inner dimension at most
+    ``max(widths + ranks + (t,))``) add up below ``2^53``, else each on its own first.
+    """
+    red = reducer(p)
+    inner = max(arch.widths + arch.ranks + (arch.tokens,))
+    pairs = p is None or 2 * inner * (p - 1) ** 2 < EXACT_FLOAT - p
+
+    def plus(x: np.ndarray, y: np.ndarray | None) -> np.ndarray:
+        """``x + y`` reduced, for ``x`` reduced or a product and ``y`` a product (in place)."""
+        if y is None:
+            return red(x)
+        if not pairs:
+            x, y = red(x), red(y)
+        x += y
+        return red(x)
+
+    Y, dY = np.swapaxes(X, -1, -2), None
+    N, t, D = X.shape[0], arch.tokens, C.shape[1]
+    blocks = iter(np.split(C, np.cumsum([w.size for layer in weights for w in layer])[:-1]))
+    for Q, K, V in weights:
+        dQ, dK, dV = (np.moveaxis(next(blocks), -1, 0).reshape(-1, *w.shape) for w in (Q, K, V))
+        U, W = red(Y @ Q.T), red(Y @ K.T)
+        M = red(np.swapaxes(W, -1, -2) @ Y)
+        G = red(U @ M)
+        dU = plus(_outer(Y, dQ), None if dY is None else dY @ Q.T)
+        dW = plus(_outer(Y, dK), None if dY is None else dY @ K.T)
+        dG = plus(_stacked(dU, M, red), _stacked(_swap(_stacked(dW, np.swapaxes(U, -1, -2), red)),
+                                                  Y, red))
+        if dY is not None:
+            Zt = red(W @ np.swapaxes(U, -1, -2))  # (U W^T)^T
+            dG = plus(dG, _swap(_stacked(_swap(dY), Zt, red)))
+        dF = plus(dG @ V.T, _outer(G, dV))
+        F = red(G @ V.T)
+        Y, dY = (red(Y + F), red(dF + dY) if dY is not None else dF) if arch.skip else (F, dF)
+    assert dY is not None and dY.shape[:3] == (N, D, t)
+    return dY
+
+
+def _stacked(A: np.ndarray, B: np.ndarray, red: Reducer) -> np.ndarray:
+    """``A[n, e] B[n]`` for every input ``n`` and direction ``e``: ``(N, D, r, k)`` and
+    ``(N, k, c)`` to ``(N, D, r, c)``, as one product ``(D r, k) (k, c)`` per input."""
+    N, D, r, k = A.shape
+    product = np.ascontiguousarray(A).reshape(N, D * r, k) @ B
+    return red(product).reshape(N, D, r, B.shape[-1])
+
+
+def _swap(A: np.ndarray) -> np.ndarray:
+    """The last two axes exchanged, contiguous."""
+    return np.ascontiguousarray(np.swapaxes(A, -1, -2))
+
+
+def _outer(Y: np.ndarray, dA: np.ndarray) -> np.ndarray:
+    """``Y dA_e^T`` for every direction ``e``: ``(N, t, d)`` and ``(D, b, d)`` to ``(N, D, t, b)``,
+    as one product ``(N t, d) (d, D b)``."""
+    N, t, d = Y.shape
+    D, b, _ = dA.shape
+    product = Y.reshape(N * t, d) @ dA.reshape(D * b, d).T
+    return np.ascontiguousarray(np.swapaxes(product.reshape(N, t, D, b), 1, 2))
+
+
+def _checked_inputs(arch: Architecture, inputs: ArrayLike, p: int | None) -> np.ndarray:
+    """``inputs`` as float64 ``(N, d_0, t)``, residues mod ``p`` when given; or a one-line error."""
+    if p is not None:
+        inputs = np.mod(_checks.integer_array("inputs", inputs), p)
+    X = np.asarray(inputs, dtype=np.float64)
+    expected = (arch.widths[0], arch.tokens)
+    if X.ndim != 3 or X.shape[1:] != expected:
+        raise ValueError(
+            f"inputs must have shape (N, {expected[0]}, {expected[1]}), got {X.shape}")
+    return X
+
+
+def _checked_directions(arch: Architecture, directions: ArrayLike, p: int | None) -> np.ndarray:
+    """``directions`` as float64 ``(parameters, D)`` (residues mod ``p``), or a one-line error."""
+    if p is not None:
+        directions = np.mod(_checks.integer_array("directions", directions), p)
+    C = np.asarray(directions, dtype=np.float64)
+    if C.ndim != 2 or C.shape[0] != arch.parameter_count:
+        raise ValueError(f"directions must have shape ({arch.parameter_count}, D), got {C.shape}")
+    return C
 
 
 def _per_sample(tangent: np.ndarray | None) -> np.ndarray:

@@ -13,12 +13,13 @@ import numpy as np
 from . import _checks
 from ._types import Seed
 from .architecture import Architecture
-from .differential import check_modulus, jacobian
+from .differential import check_modulus, jacobian, jacobian_along
 from .formulas import Formula, formula_dimension
 from .network import layer_forward
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
 from .symmetries import fiber_tangents, sees_parallel_tokens
 from .weights import Weights, as_generator, random_inputs, random_weights
+from .workers import progress_bar
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -107,7 +108,9 @@ def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
     ``method``: ``"float"`` (float64 SVD with its gap; lightning inputs are scaled to outputs of
     norm 1, and the rank is doubted where floating-point exceptions occur or where it leaves the
     proved bounds: above the upper bound or, for lightning, below the exact rank mod
-    ``modulus``), ``"exact"`` (rank mod ``modulus``: a certified lower bound), ``"certified"``
+    ``modulus``), ``"exact"`` (rank mod ``modulus`` of the Jacobian, or of ``J C`` along
+    ``upper + 16`` random directions when that is fewer than the parameters, computed directly
+    by forward mode: a certified lower bound either way), ``"certified"``
     (exact, and the dimension is proved when the lower bound meets ``parameters - rank of the
     symmetry tangents``), or ``"auto"`` (certified for lightning, float for softmax). A request
     whose first round needs more than ``max_memory`` bytes (:func:`memory_estimate`) is refused
@@ -134,8 +137,12 @@ def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
     upper = arch.parameter_count - _fiber_rank(arch, weights, p, rng)
     events: set[str] = set()  # floating-point exceptions while computing float Jacobians
 
+    columns = _column_sketch(arch.parameter_count, upper, p, rng) if p else None
+
     def rows(n: int) -> np.ndarray:
         inputs = random_inputs(arch, n, rng, modulus=p)
+        if columns is not None:
+            return jacobian_along(arch, weights, inputs, columns, modulus=p)
         if exact:
             return jacobian(arch, weights, inputs, modulus=p)
         with np.errstate(all="call", call=lambda kind, _: events.add(kind)):
@@ -384,10 +391,8 @@ def grow_rank(rows: Callable[[int], np.ndarray], count: int, upper: int, *, modu
     ``modulus`` when it is given, then with the rows of at most ``count`` inputs in memory at
     once (:func:`_sketch`).
     """
-    from tqdm import tqdm
-
     limit = max_samples or 40 * count
-    with tqdm(total=upper, desc="rank", unit="dir", disable=not progress, delay=2,
+    with progress_bar(total=upper, desc="rank", unit="dir", disable=not progress, delay=2,
               file=sys.stderr, leave=False) as bar:
         return _grow(rows, count, upper, modulus, rng, limit, bar, fits or (lambda n: True))
 
@@ -432,6 +437,21 @@ def _grow(rows: Callable[[int], np.ndarray], count: int, upper: int, modulus: in
     return value, samples, _SAMPLE_LIMIT, found
 
 
+def _column_sketch(parameters: int, upper: int, p: int,
+                   rng: np.random.Generator) -> np.ndarray | None:
+    """``upper + 16`` random directions mod ``p`` (a ``parameters x (upper + 16)`` matrix ``C``),
+    or None when that is not fewer than the parameters.
+
+    ``rk(J C) <= rk(J)`` always, so the rank of ``J C`` is a proved lower bound too; as
+    ``rk(J) <= upper``, it falls short only if 16 extra directions all miss, with probability
+    about ``p^-16``. :func:`~lsa_helpers.differential.jacobian_along` computes ``J C`` by forward
+    mode along these directions, without forming ``J``.
+    """
+    if upper + 16 >= parameters:
+        return None
+    return rng.integers(0, p, size=(parameters, upper + 16)).astype(np.float64)
+
+
 def _sketched_rank(T: np.ndarray, p: int, rng: np.random.Generator) -> int:
     """Rank mod ``p`` of the ``r x n`` matrix ``T`` from ``r + 16`` random combinations of its
     columns when that is fewer: never more than ``rk(T)`` (so ``parameters - rank`` stays an upper
@@ -460,4 +480,13 @@ def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, u
     if columns is None and upper + 16 < n:
         columns = rng.integers(0, p, size=(n, upper + 16)).astype(np.float64)
     J = J if columns is None else mod_matmul(J, columns, p)
-    return (space or RowSpace(p, J.shape[1])).extend(J), columns
+    space = space or RowSpace(p, J.shape[1])
+    for start in range(0, J.shape[0], ROWS):
+        space = space.extend(J[start:start + ROWS])
+    return space, columns
+
+
+ROWS = 2048
+"""Rows that :func:`_sketch` hands to FLINT at once: each block is first reduced by the rows
+before it with one BLAS product, so FLINT eliminates only what is new in it, and converts only
+a block's residues to Python integers at a time."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast, get_args
 
 import numpy as np
 
@@ -112,13 +112,13 @@ def float_rank(M: ArrayLike) -> FloatRank:
     >>> float_rank(np.diag([2.0, 1.0, 0.0]))
     FloatRank(rank=2, gap=inf, clear)
     """
-    A, columns = _balanced(M)
-    tolerance = max(A.shape) * EPS
+    A, columns, rows = _balanced(M)
+    tolerance = max(A.shape[1], rows) * EPS
     s = np.linalg.svd(A, compute_uv=False)
     if s.size == 0 or s[0] == 0:
         return FloatRank(0, 0.0, None, tolerance)
     with np.errstate(over="ignore", divide="ignore"):
-        lifted = EPS * np.sqrt(A.shape[0] * np.sum(columns[columns > 0] ** -2.0)) / s[0]
+        lifted = EPS * np.sqrt(rows * np.sum(columns[columns > 0] ** -2.0)) / s[0]
     s = s / s[0]
     rank = int(np.count_nonzero(s > tolerance))
     found = FloatRank(rank, float(s[rank - 1]), float(s[rank]) if rank < s.size else None,
@@ -143,9 +143,16 @@ def scaled_singular_values(M: ArrayLike) -> np.ndarray:
     return s / s[0] if s.size and s[0] > 0 else s
 
 
-def _balanced(M: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """``M`` as a finite float array with rows, then columns, scaled to unit norm (which keeps
-    the rank), and the norms of its columns after the row scaling."""
+def _balanced(M: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
+    """A matrix with the singular values of ``M`` with rows, then columns, scaled to unit norm
+    (which keeps the rank), the norms of the columns after the row scaling, and ``M``'s rows.
+
+    A tall ``M`` (more than twice as many rows as columns) is replaced after the row scaling by
+    the triangular factor ``R`` of its QR decomposition: ``A = Q R`` with orthonormal columns
+    ``Q`` keeps the singular values and the norm of each column, and Householder QR is backward
+    stable column by column, so scaling the columns of ``R`` is scaling those of ``A``; the
+    column scaling then touches ``n^2`` entries, not ``m n``.
+    """
     A = np.asarray(M)
     try:
         A = A.astype(np.complex128 if np.iscomplexobj(A) else np.float64)
@@ -153,11 +160,14 @@ def _balanced(M: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         A = np.full(A.shape, np.nan)
     if A.ndim != 2 or not np.all(np.isfinite(A)):
         raise ValueError(f"M must be a finite 2-D array of numbers, got shape {A.shape}")
-    A = A / _nonzero(np.max(np.abs(A), axis=1, initial=0.0))[:, None]  # so no square overflows
-    A = A / _nonzero(np.linalg.norm(A, axis=1))[:, None]
+    rows = A.shape[0]
+    A /= _nonzero(np.max(np.abs(A), axis=1, initial=0.0))[:, None]  # so no square overflows
+    A /= _nonzero(np.linalg.norm(A, axis=1))[:, None]
+    if rows > 2 * A.shape[1]:
+        A = cast(np.ndarray, np.linalg.qr(A, mode="r"))  # numpy's stubs: a QRResult
     columns = _nonzero(np.max(np.abs(A), axis=0, initial=0.0))
     columns = columns * np.linalg.norm(A / columns, axis=0)
-    return A / _nonzero(columns), columns
+    return A / _nonzero(columns), columns, rows
 
 
 def _nonzero(norms: np.ndarray) -> np.ndarray:
@@ -281,11 +291,14 @@ def residues(x: np.ndarray, p: int) -> np.ndarray:
     """``x mod p`` for float64 integers ``|x| < 2^53 - p``, exactly: ``x - p floor(x / p)``, fixed.
 
     The quotient may be off by one where ``x / p`` rounds across an integer; one correction fixes
-    that. Many times faster than ``np.mod`` on floats.
+    that. Many times faster than ``np.mod`` on floats (in place on one new array).
     """
-    r = x - p * np.floor(x * (1.0 / p))
-    r -= p * (r >= p)
-    r += p * (r < 0)
+    r = x * (1.0 / p)
+    np.floor(r, out=r)
+    r *= p
+    np.subtract(x, r, out=r)
+    np.subtract(r, p, out=r, where=r >= p)
+    np.add(r, p, out=r, where=r < 0)
     return r
 
 

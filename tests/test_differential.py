@@ -106,3 +106,57 @@ def test_no_inputs_give_no_rows(modulus):
     weights = random_weights(arch, 0, modulus=modulus)
     J = jacobian(arch, weights, np.zeros((0, 3, 3)), modulus=modulus)
     assert J.shape == (0, arch.parameter_count)
+
+
+ALONG = [(*case, False) for case in CASES] + [((3, 3, 3), (2, 1), 2, True),
+                                              ((2, 2, 2, 2), (1, 2, 2), 5, True)]
+
+
+@pytest.mark.parametrize("widths, ranks, tokens, skip", ALONG)
+def test_derivatives_along_directions_match_finite_differences(widths, ranks, tokens, skip, rng):
+    """J C by forward mode along C, against central differences of the network along each column."""
+    from lsa_helpers.differential import jacobian_along
+
+    arch = Architecture(widths, ranks, tokens=tokens, skip=skip)
+    weights, X = random_weights(arch, rng), random_inputs(arch, 3, rng)
+    C = rng.standard_normal((arch.parameter_count, 5))
+    w0, eps = weights_to_vector(weights), 1e-6
+
+    def f(w):
+        return forward(vector_to_weights(arch, w), X, skip=skip).ravel()
+
+    fd = np.stack([(f(w0 + eps * c) - f(w0 - eps * c)) / (2 * eps) for c in C.T], 1)
+    JC = jacobian_along(arch, weights, X, C)
+    assert JC.shape == (3 * widths[-1] * tokens, 5)
+    assert np.abs(JC - fd).max() < 1e-7 * np.abs(fd).max()
+
+
+@pytest.mark.parametrize("widths, ranks, tokens, skip", ALONG)
+def test_derivatives_along_directions_mod_p_are_the_jacobian_times_directions(
+        widths, ranks, tokens, skip, rng, monkeypatch):
+    """Exactly mod p: the Jacobian (computed layer by layer with the chain rule) times C in Python
+    integers; one direction at a time (BLOCK = 1), so the grouping of directions is exercised."""
+    from lsa_helpers import differential
+
+    arch = Architecture(widths, ranks, tokens=tokens, skip=skip)
+    weights = random_weights(arch, rng, modulus=PRIME)
+    X = random_inputs(arch, 2, rng, modulus=PRIME)
+    C = rng.integers(0, PRIME, (arch.parameter_count, 4))
+    J = jacobian(arch, weights, X, modulus=PRIME).astype(np.int64).astype(object)
+    expected = np.mod(J @ C.astype(object), PRIME).astype(np.int64)
+    monkeypatch.setattr(differential, "BLOCK", 1)
+    got = differential.jacobian_along(arch, weights, X, C, modulus=PRIME)
+    np.testing.assert_array_equal(got.astype(np.int64), expected)
+
+
+@pytest.mark.parametrize("normalization, directions, message", [
+    ("softmax", np.zeros((8, 2)), "jacobian_along needs normalization='lightning', got 'softmax'"),
+    ("lightning", np.zeros((7, 2)), "directions must have shape (8, D), got (7, 2)"),
+    ("lightning", np.zeros(8), "directions must have shape (8, D), got (8,)"),
+])
+def test_directions_are_checked(normalization, directions, message):
+    from lsa_helpers.differential import jacobian_along
+
+    arch = Architecture((2, 2), (1,), normalization)
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        jacobian_along(arch, random_weights(arch, 0), random_inputs(arch, 2, 0), directions)
