@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         weights_to_vector,
     )
     from .network import ORDERS, column_softmax, forward, layer_forward, multiplication_counts
-    from .differential import jacobian
+    from .differential import jacobian, jacobian_along
     from .rank import (
         CLEAR_GAP, PRIME, VERDICTS, FloatRank, exact_rank, float_rank, scaled_singular_values,
     )
@@ -63,7 +63,7 @@ _SOURCES: dict[str, tuple[str, ...]] = {
         "weights_to_vector",
     ),
     "network": ("ORDERS", "column_softmax", "forward", "layer_forward", "multiplication_counts"),
-    "differential": ("jacobian",),
+    "differential": ("jacobian", "jacobian_along"),
     "rank": (
         "CLEAR_GAP", "PRIME", "VERDICTS", "FloatRank", "exact_rank", "float_rank",
         "scaled_singular_values",
@@ -161,6 +161,7 @@ __all__ = [
     "hessian_spectrum",
     "is_same_function",
     "jacobian",
+    "jacobian_along",
     "layer_forward",
     "layer_from_attention",
     "load_table",
