@@ -11,25 +11,22 @@ they fail, so no cell uses numpy. Run alone with ``pytest -m browser tests/test_
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import http.server
 import importlib.util
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from importlib.metadata import requires
 from math import comb
 from pathlib import Path
-from typing import ClassVar
 from urllib.parse import urlsplit
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from static_server import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
@@ -144,17 +141,6 @@ def test_the_site_holds_the_course(site):
 # --------------------------------------------------------------------------------------------
 # In the browser.
 
-class Handler(http.server.SimpleHTTPRequestHandler):
-    """The site's files, quietly, with the types of Pyodide's module and WebAssembly files."""
-
-    extensions_map: ClassVar[dict[str, str]] = {
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        ".mjs": "text/javascript", ".wasm": "application/wasm"}
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def served(site, tmp_path_factory):
     """The site on a free loopback port, with the app object exposed for the test."""
@@ -162,15 +148,8 @@ def served(site, tmp_path_factory):
     settings = json.loads(config.read_text())
     settings["jupyter-config-data"]["exposeAppInBrowser"] = True
     config.write_text(json.dumps(settings))
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        thread.join()
+    with serving(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

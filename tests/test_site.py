@@ -18,15 +18,14 @@ tests/test_site.py``.
 from __future__ import annotations
 
 import functools
-import http.server
 import json
 import os
 import re
-import threading
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from static_server import serving
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "build" / "site"
@@ -85,26 +84,13 @@ RAW_MATH = re.compile(r"\$[^$\s][^$]*\$|\\\(|\\\[")
 ID = re.compile(r"""\sid=["']([^"']+)["']""")
 
 
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def server():
     """``build/site`` over HTTP on a free loopback port; its base URL."""
     if not BOOK.is_dir():
         pytest.fail(f"CI without {BOOK}: .ci/run should have run make site")
-    handler = functools.partial(Quiet, directory=str(BOOK))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serving(BOOK) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
