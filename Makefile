@@ -46,7 +46,7 @@ EXECUTE := jupyter nbconvert --config=$(CURDIR)/tools/nbclient_wakeup.py --to no
 	--ExecutePreprocessor.record_timing=False
 
 # Each notebook runs in its own folder; one of them: make notebooks NOTEBOOKS=notebooks/03_dimension.ipynb
-NOTEBOOKS ?= $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb)
+NOTEBOOKS ?= $(wildcard notebooks/*.ipynb notebooks/solutions/*.ipynb notebooks/slides/*.ipynb)
 
 notebooks: $(INSTALLED)
 	$(BIN)/$(EXECUTE) $(NOTEBOOKS)
