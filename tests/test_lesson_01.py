@@ -67,18 +67,17 @@ def test_lesson_runs_with_the_exercises_solved():
 
 def test_the_demo_draws_the_size_panel_only_with_sizes(caplog):
     """Section 4 draws the cost alone; Bonus 2's sizes=True adds the bars, a count of 1 visible."""
-    import matplotlib.pyplot as plt
     from widget_support import set_and_run
 
     from lsa_helpers.widgets import polynomial_explorer
 
-    plt.close("all")
-    set_and_run(polynomial_explorer(), caplog)
-    assert len(plt.gcf().axes) == 1
-    facts = set_and_run(polynomial_explorer(sizes=True), caplog, d=1, d_out=1, a=1, t=1)
-    bars = plt.gcf().axes[-1]
+    demo = polynomial_explorer()
+    set_and_run(demo, caplog)
+    assert len(demo.figure.axes) == 1
+    demo = polynomial_explorer(sizes=True)
+    facts = set_and_run(demo, caplog, d=1, d_out=1, a=1, t=1)
+    bars = demo.figure.axes[-1]
     assert [b.get_width() for b in bars.patches] == [1, 1, 3] == [  # d = d' = a = t = 1: 2ad + dd'
         facts["monomials per output entry"], facts["span dimension of the neuromanifold"],
         facts["parameters"]]
     assert all(b.get_x() + b.get_width() > bars.get_xlim()[0] for b in bars.patches)
-    plt.close("all")

@@ -295,19 +295,22 @@ def test_gradient_descent_errors(rng):
     ({"alpha": 2.0, "beta": 2.0, "gamma": 0.0}, "boundary", 1.0),
     ({"alpha": -2.0, "beta": 0.0, "gamma": 0.0}, "outside", None),
 ])
-def test_boundary_explorer(values, position, cos, caplog, close_figures):
-    import matplotlib.pyplot as plt
+def test_boundary_explorer(values, position, cos, caplog, monkeypatch):
+    from lsa_helpers import widgets
 
+    drawn, render = [], widgets._render
+    monkeypatch.setattr(widgets, "_render", lambda *args: (drawn.append(args[0]), render(*args)))
     result = set_and_run(boundary_explorer(), caplog, **values)
     assert result["position"] == position and result["cos"] == cos
     assert result["reproduced"] is (None if cos is None else True)
     assert result["prediction"] is None and result["correct"] is None
+    assert not drawn, "a picture before a prediction"
     for guess in ("inside", "boundary", "outside"):       # the verdict, and a picture, after it
-        plt.close("all")
         result = set_and_run(boundary_explorer(), caplog, **values, prediction=guess)
         assert result["prediction"] == guess and result["correct"] is (guess == position)
         assert result["position"] == position and result["cos"] == cos
-        assert plt.get_fignums(), "no picture after a prediction"
+        assert drawn, "no picture after a prediction"
+        drawn.clear()
 
 
 def test_boundary_explorer_clamps_and_defaults(caplog, close_figures):
