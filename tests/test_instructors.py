@@ -5,11 +5,11 @@ minutes; "`NN` K 'Heading'" names slide K by its heading. Each session's minutes
 slides and what is left) add up to 90.
 """
 
-import json
 import re
 from pathlib import Path
 
 import pytest
+from test_decks import MINUTES, SLIDES, kind, load, slides, source
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = (ROOT / "notebooks" / "INSTRUCTORS.md").read_text(encoding="utf-8")
@@ -21,17 +21,13 @@ SLIDE = re.compile(r"`(0\d)` (\d+)\s+'([^']+)'")
 
 def deck(number):
     """The slides of deck ``number``: (heading, minutes of its notes) for each."""
-    path = next((ROOT / "notebooks" / "slides").glob(f"{number}_*.ipynb"))
-    slides = []
-    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-        kind = cell["metadata"].get("slideshow", {}).get("slide_type", "-")
-        text = "".join(cell["source"])
-        if kind in ("slide", "subslide"):
-            heading = next((line for line in text.splitlines() if line.startswith("#")), "")
-            slides.append([heading.lstrip("#").replace("**", "").strip(), None])
-        elif kind == "notes" and slides and slides[-1][1] is None:
-            slides[-1][1] = float(re.match(r"~\s*(\d+(?:\.\d+)?)\s*min", text).group(1))
-    return slides
+    found = []
+    for group in slides(load(next(SLIDES.glob(f"{number}_*.ipynb")))):
+        heading = next((line for line in source(group[0]).splitlines() if line.startswith("#")), "")
+        notes = next(source(cell) for cell in group if kind(cell) == "notes")
+        found.append((heading.lstrip("#").replace("**", "").strip(),
+                      float(MINUTES.match(notes).group(1))))
+    return found
 
 
 def test_the_plan_has_six_sessions_and_plays_every_slide_of_every_deck_once():
@@ -39,7 +35,7 @@ def test_the_plan_has_six_sessions_and_plays_every_slide_of_every_deck_once():
     played = sorted((number, slide) for number, first, last, _ in RANGE.findall(PLAN)
                     for slide in range(int(first), int(last) + 1))
     every = sorted((path.name[:2], slide)
-                   for path in (ROOT / "notebooks" / "slides").glob("0*.ipynb")
+                   for path in SLIDES.glob("0*.ipynb")
                    for slide in range(1, len(deck(path.name[:2])) + 1))
     assert played == every
 
