@@ -23,10 +23,13 @@ def set_and_run(widget, caplog, **values):
     return widget.result
 
 
-def pixels(widget):
-    """The demo's figure as drawn now: an array of RGBA pixels."""
+def pixels(widget, *, anew=False):
+    """The demo's figure as its last move drew it, or (``anew``) drawn anew from all its artists:
+    an array of RGBA pixels."""
     import numpy as np
 
-    canvas = widget.figure.canvas
-    canvas.draw()
-    return np.asarray(canvas.buffer_rgba()).copy()
+    from lsa_helpers.widgets import _draw
+
+    if anew:
+        _draw(widget.figure, anew=True)
+    return np.asarray(widget.figure.canvas.buffer_rgba()).copy()
