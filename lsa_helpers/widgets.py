@@ -656,6 +656,11 @@ def boundary_explorer() -> ipywidgets.interactive:
     return _interactive(show, fig, sliders)
 
 
+_COUNT_SCALES = ((10, 2), (20, 5), (40, 10), (60, 20), (100, 20), (200, 50), (400, 100), (600, 200))
+"""The multi-head demo's axis scales ``(limit, tick step)``: the smallest that holds a layer's
+counts and the prediction (at most 600) is shown; moves within one scale leave the axis still."""
+
+
 def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d_out: int = 4,
                        heads: int = 2, a: int = 2, rho: int = 2) -> ipywidgets.interactive:
     """Sliders for ``d, d', heads, a, rho`` and a ``prediction``: a multi-head layer's dimension.
@@ -666,8 +671,9 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     dimension is typed, only the parameter count shows, as a white bar; then the picture splits it
     into the exact rank (the dimension when certified), the known fiber directions (``GL_a``,
     ``GL_rho`` and one scaling per head, then the head-mixing pairs), the part the span of
-    one-layer functions cuts off, and any remainder the count does not explain, with the
-    prediction as a dashed line.
+    one-layer functions cuts off, and any remainder the count does not explain, with the span as a
+    dotted line and the prediction as a dashed one; the legend gives each count. The axis keeps
+    the smallest of a few scales that holds them (``_COUNT_SCALES``).
     Moving a slider clears the prediction, so every new layer is predicted first. Up to
     ``certify_up_to`` parameters the dimension is certified
     (:func:`~lsa_helpers.multihead.multihead_dimension`); beyond, a message and the counts only.
@@ -676,6 +682,8 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     from functools import lru_cache
 
     import ipywidgets as w
+    from matplotlib import rc_context
+    from matplotlib.legend import Legend
 
     from .multihead import HeadsDimension, MultiHead, multihead_dimension
 
@@ -696,49 +704,59 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
                  "span": span, "expected": expected, "exact rank": rank,
                  "certified": found.certified_dimension if found else None,
                  "prediction": prediction or None}
+        print(f"{heads} head{'s' * (heads > 1)}, d = {d}, d' = {d_out}, a = {a}, ρ = {rho}: "
+              f"{params} parameters")
         if not prediction:
-            print(f"{layer}:  {params} parameters\n  Predict first: type the dimension you expect "
-                  "in 'prediction'; the certified dimension and the split appear then.")
+            print("Predict first: type the dimension you expect in 'prediction'.")
         else:
-            print(f"{layer}:  {params} parameters   symmetries {sym}   mixing pairs {pairs}   "
-                  f"span {span}   expected {expected}   exact rank {rank}   "
-                  f"certified {facts['certified']}")
+            print(f"symmetries {sym}, mixing pairs {pairs}, span {span}, expected {expected}, "
+                  f"exact rank {rank}, certified {facts['certified']}")
         if found is None:
-            print(f"  {params} parameters: too many to certify in one move (at most "
-                  f"{certify_up_to}); the counts only")
+            print(f"too many to certify in one move (at most {certify_up_to} parameters): "
+                  "the counts only")
         shown = expected if rank is None else rank
         parts = [(params, "w", "parameters")]  # a white bar: the split only after a prediction
         if prediction:
             parts = [(shown, "C2", "dimension" if rank is not None else "expected count"),
-                     (sym, "C0", "GL_a, GL_rho, scalings"), (pairs, "C4", "head mixing"),
+                     (sym, "C0", "symmetries"), (pairs, "C4", "head mixing"),
                      (params - sym - pairs - expected, "0.75", "beyond the span"),
                      (expected - shown, "C3", "not explained")]
         verdict = ("enter a prediction first" if not prediction else
                    f"prediction {prediction}: right" if prediction == shown else
                    f"prediction {prediction}: off by {abs(prediction - shown)}")
-        _render(fig, draw, params, span, heads, prediction, verdict, parts)
+        _render(fig, draw, f"{params} parameters, {heads} head{'s' * (heads > 1)}",
+                max(params, span, prediction), span, prediction, verdict, parts)
         return facts
 
-    fig, (ax,) = _figure(7.5, 2.6, left=0.03, right=0.97, bottom=0.42, top=0.88)
+    fig, (ax,) = _figure(10.2, 2.4, left=0.03, right=0.97, bottom=0.48, top=0.83)
+    with rc_context(_ROOM_STYLE):
+        bars = list(ax.barh([0] * 5, [0] * 5, edgecolor="k", linewidth=0.6))
+        marks = [ax.axvline(0, color="k", ls=":", lw=2), ax.axvline(0, color="C1", ls="--", lw=3)]
+        counted = ax.set_title("", loc="left")
+        ax.set(yticks=[], ylim=(-0.6, 0.6))
+    for artist in (*bars, *marks, counted, ax.title):
+        artist.set_animated(True)
 
-    def draw(params: int, span: int, heads: int, prediction: int, verdict: str,
+    def draw(counted_text: str, largest: int, span: int, prediction: int, verdict: str,
              parts: list[tuple[int, str, str]]) -> None:
-        ax.clear()
-        for legend in fig.legends:
-            legend.remove()
+        limit, step = next(scale for scale in _COUNT_SCALES if scale[0] >= largest)
+        if ax.get_xlim()[1] != 1.04 * limit:  # a new scale: the still layer is drawn anew
+            ax.set(xlim=(0, 1.04 * limit), xticks=range(0, limit + 1, step))
         left = 0
-        for width, color, label in parts:
-            if width > 0:
-                ax.barh([0], [width], left=left, color=color, edgecolor="k", linewidth=0.6,
-                        label=f"{label} {width}")
-                left += width
-        if prediction:
-            ax.axvline(span, color="k", ls=":", label=f"span {span}")
-            ax.axvline(prediction, color="C1", ls="--", lw=2.5,
-                       label=f"your prediction {prediction}")
-        ax.set(yticks=[], xlim=(0, 1.05 * max(params, span if prediction else 0, prediction)),
-               xlabel=f"the {params} parameters of {heads} head(s)", title=verdict)
-        fig.legend(loc="lower center", ncol=3, fontsize=10, frameon=False)
+        for bar, (width, color, label) in zip(bars, parts + [(0, "w", "")] * 5):
+            bar.set(x=left, width=width, facecolor=color, label=f"{label} {width}",
+                    visible=width > 0)
+            left += width
+        for mark, x, label in zip(marks, (span, prediction), ("span", "prediction")):
+            mark.set(xdata=[x, x], label=f"{label} {x}", visible=bool(prediction))
+        counted.set_text(counted_text)
+        ax.title.set_text(verdict)
+        shown = [artist for artist in (*bars, *marks) if artist.get_visible()]
+        legend = Legend(fig, shown, [artist.get_label() for artist in shown], ncol=4,
+                        loc="upper center", bbox_to_anchor=(0.5, 0.33), frameon=False,
+                        columnspacing=1.2, borderaxespad=0)
+        legend.set_animated(True)
+        fig.legends[:] = [legend]  # a new legend of the moving layer; the still one untouched
 
     seed = _checks.seed("seed", seed)
     certify_up_to = _checks.nonnegative_int("certify_up_to", certify_up_to)
@@ -848,6 +866,14 @@ def stall_problem(seed: int = 2025) -> tuple[np.ndarray, np.ndarray, Layer,
             (held, layer_forward(teacher, held)))
 
 
+def _bands(steps: np.ndarray, where: np.ndarray) -> list[np.ndarray]:
+    """The runs of ``where`` as rectangles from their first step to their last, of the axes'
+    height (in the x-axis transform): the regions ``fill_between(..., where=where)`` shades."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], where.astype(int), [0]])))
+    return [np.array([(steps[i], 0), (steps[i], 1), (steps[j - 1], 1), (steps[j - 1], 0)])
+            for i, j in zip(edges[::2], edges[1::2])]
+
+
 def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None = None,
                       direction: Sequence[ArrayLike] | None = None,
                       held_out: tuple[ArrayLike, ArrayLike] | None = None, *, seed: int = 2025,
@@ -865,12 +891,16 @@ def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None
     (:func:`~lsa_helpers.landscape.descend_together`); a move only draws. Left: training and
     held-out loss over their values at step 0. Right: singular values of ``A = K^T Q`` and ``V``,
     shaded where the loss is above 90 % of its start (near the zero function) and where the
-    rank-one ratio is below 0.01 after the loss has halved (near a rank-one function). Returns the
-    facts it prints. ``scales`` and ``input_counts`` are the settings the sliders offer;
-    ``learning_rate``, ``steps`` and ``record_every`` are passed to ``descend_together``. With no
-    data given, notebook 06's problem drawn from ``seed`` (:func:`stall_problem`).
+    rank-one ratio is below 0.01 after the loss has halved (near a rank-one function); above
+    them, the setting and both losses at the last step. Returns the facts it prints. ``scales``
+    and ``input_counts`` are the settings the sliders offer; ``learning_rate``, ``steps`` and
+    ``record_every`` are passed to ``descend_together``. With no data given, notebook 06's
+    problem drawn from ``seed`` (:func:`stall_problem`).
     """
     import ipywidgets as w
+    from matplotlib import rc_context
+    from matplotlib.collections import PolyCollection
+    from matplotlib.ticker import NullLocator
 
     from .landscape import descend_together, first_step_below, loss_along, loss_moments
 
@@ -916,9 +946,9 @@ def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None
                                       compute_uv=False)   # all records in one call
                         for f in (lambda layer: layer.K.T @ layer.Q, lambda layer: layer.V))
             cache[setting] = {
-                "train": train, "held": held, "ratio": ratio, "s_A": s_A, "s_V": s_V,
-                "near_zero": train > 0.9,
-                "near_rank_one": learned & (ratio < 0.01),
+                "train": train, "held": held, "s_A": s_A, "s_V": s_V,
+                "bands": [_bands(run.steps, train > 0.9),
+                          _bands(run.steps, learned & (ratio < 0.01))],
                 "facts": {"scale": setting[0], "a": setting[1], "inputs": setting[2],
                           "left zero at step": first_step_below(run, 0.9),
                           "closest rank-one ratio": float(ratio[learned].min())
@@ -931,55 +961,59 @@ def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None
     def show(scale: float, a: int, inputs: int) -> Facts:
         m = measure((scale, a, inputs))
         facts = m["facts"]
-        print(f"scale {scale:g}, a = {a}, {inputs} training inputs "
-              f"({steps} steps of gradient descent, learning rate {learning_rate:g})")
-        left = facts["left zero at step"]
-        print(f"  left the zero function (loss below 90 % of its start) at step {left}" if left
-              is not None else f"  still near the zero function after {steps} steps")
-        if facts["closest rank-one ratio"] is not None:
-            print(f"  closest rank-one ratio once the loss has halved: "
-                  f"{facts['closest rank-one ratio']:.0e}")
-        print(f"  at step {steps}: training loss {shown(facts['final training loss'])}, held-out "
-              f"loss {shown(facts['final held-out loss'])} of their starts; s(A) = "
+        left, ratio = facts["left zero at step"], facts["closest rank-one ratio"]
+        print((f"left the zero function (loss < 90 %) at step {left}" if left
+               is not None else f"still near the zero function after {steps} steps")
+              + ("" if ratio is None else f"; closest rank-one ratio {ratio:.0e}"))
+        print(f"at step {steps}: training loss {shown(facts['final training loss'])}, held-out "
+              f"{shown(facts['final held-out loss'])} (of their starts); s(A) = "
               + ", ".join(f"{x:.2f}" for x in facts["final s(A)"]))
-        _render(fig, draw, scale, a, inputs, m)
+        _render(fig, draw, f"scale {scale:g}, a = {a}, N = {inputs}: at step {steps}, training "
+                f"loss {shown(facts['final training loss'])}, held-out "
+                f"{shown(facts['final held-out loss'])}", m)
         return facts
 
-    fig, (left_ax, right_ax) = _figure(11, 3.6, 2, left=0.06, right=0.98, bottom=0.14,
-                                       top=0.84, wspace=0.2)
+    fig, (left_ax, right_ax) = _figure(10.2, 3.9, 2, left=0.075, right=0.985, bottom=0.27,
+                                       top=0.8, wspace=0.2)
     steps_axis = runs[settings[0]].steps
-    shades: list[Any] = []
-    curves = [left_ax.semilogy(steps_axis, steps_axis, "k", label="training loss")[0],
-              left_ax.semilogy(steps_axis, steps_axis, "C3--", label="held-out loss")[0]]
-    left_ax.set(xlabel="step", ylim=(1e-12, 10), title="loss / loss at step 0")
-    # plain Unicode labels keep a move fast (mathtext is slow)
-    spectra = {name: [right_ax.semilogy(steps_axis, steps_axis, color=color, ls=style,
-                                        label=f"s{j + 1}({name})")[0]
-                      for j, color in enumerate(colors[:count])]
-               for name, colors, style, count in (("A", ("C0", "C2", "C4"), "-", Q.shape[1]),
-                                                  ("V", ("C1", "C3"), "--", min(V.shape)))}
-    right_ax.set(xlabel="step", ylim=(1e-6, 10), title="singular values of A = KᵀQ and V")
-    title = fig.suptitle("", fontsize=11)
+    with rc_context(_ROOM_STYLE):  # plain Unicode labels and ticks: mathtext is slow
+        shades = [[ax.add_collection(PolyCollection([], color=color, alpha=0.25, lw=0, label=label,
+                                                    transform=ax.get_xaxis_transform()),
+                                     autolim=False)
+                   for color, label in (("0.6", "near zero"), ("C1", "near rank one"))]
+                  for ax in (left_ax, right_ax)]
+        curves = [left_ax.plot(steps_axis, steps_axis, "k", label="training")[0],
+                  left_ax.plot(steps_axis, steps_axis, "C3--", label="held-out")[0]]
+        spectra = [right_ax.plot(steps_axis, steps_axis, color=color, ls=style,
+                                 label=f"s{j + 1}({name})")[0]
+                   for name, colors, style, count in (("A", ("C0", "C2", "C4"), "-", Q.shape[1]),
+                                                      ("V", ("C1", "C3"), "--", min(V.shape)))
+                   for j, color in enumerate(colors[:count])]
+        for ax, ticks, title in ((left_ax, ("1e-12", "1e-8", "1e-4", "1"), "loss / loss at step 0"),
+                                 (right_ax, ("1e-6", "1e-4", "0.01", "1"),
+                                  "singular values of A = KᵀQ and V")):
+            ax.set(yscale="log", ylim=(float(ticks[0]), 10), xlim=(0, steps), title=title)
+            ax.set_yticks([float(tick) for tick in ticks], ticks)
+            ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_xticks(*zip(*[(x, f"{x:g}") for x in np.linspace(0, steps, 4)[:-1]]))
+            ax.set_xlabel("step", loc="right")  # in the place of the last tick's label
+            ax.xaxis.set_label_coords(1, -0.03)
+            ax.legend(handles=[*curves, *shades[0]] if ax is left_ax else spectra,
+                      ncol=2 if ax is left_ax else 3, loc="upper left", frameon=False,
+                      bbox_to_anchor=(-0.02, -0.13), columnspacing=1, borderaxespad=0)
+        headline = fig.text(0.5, 0.985, "", ha="center", va="top", size=16)
+    for artist in (*shades[0], *shades[1], *curves, *spectra, headline):
+        artist.set_animated(True)
 
-    def draw(scale: float, a: int, inputs: int, m: Facts) -> None:
-        for shade in shades:
-            shade.remove()
-        shades[:] = [ax.fill_between(steps_axis, 0, 1, where=where, color=color, alpha=0.25,
-                                     lw=0, transform=ax.get_xaxis_transform(), label=label)
-                     for ax in (left_ax, right_ax)
-                     for where, color, label in (
-                         (m["near_zero"], "0.6", "near the zero function"),
-                         (m["near_rank_one"], "C1", "near a rank-one function"))]
+    def draw(setting: str, m: Facts) -> None:
+        for bands in shades:
+            for shade, verts in zip(bands, m["bands"]):
+                shade.set_verts(verts)
         for curve, values in zip(curves, (m["train"], m["held"])):
             curve.set_ydata(np.maximum(values, 1e-12))
-        for name, lines in spectra.items():
-            for curve, values in zip(lines, m[f"s_{name}"].T):
-                curve.set_ydata(np.maximum(values, 1e-7))
-        if not left_ax.get_legend():  # the shades first, as they were drawn first
-            left_ax.legend(handles=[*shades[:2], *curves], fontsize=8, loc="lower left")
-            right_ax.legend(handles=[*shades[2:], *spectra["A"], *spectra["V"]], fontsize=8,
-                            loc="lower right", ncol=2)
-        title.set_text(f"scale {scale:g}, a = {a}, N = {inputs}")
+        for curve, values in zip(spectra, np.hstack([m["s_A"], m["s_V"]]).T):
+            curve.set_ydata(np.maximum(values, 1e-7))
+        headline.set_text(setting)
 
     default_scale = 0.01 if 0.01 in scales else scales[0]
     sliders = {

@@ -10,6 +10,7 @@ from lsa_helpers.widgets import (
     parameter_split_explorer,
     polynomial_explorer,
     softmax_explorer,
+    training_explorer,
 )
 
 
@@ -111,10 +112,14 @@ def test_multihead_explorer_shows_the_dimension_only_after_a_prediction(caplog, 
     printed, ax = capsys.readouterr().out, widget.figure.axes[0]
     assert (facts["certified"], facts["prediction"]) == (5, None)  # computed, not shown
     assert "Predict first" in printed and "exact rank" not in printed and " 5" not in printed
-    assert [bar.get_width() for bar in ax.patches] == [8] and not ax.get_lines()
+    shown = [bar.get_width() for bar in ax.patches if bar.get_visible()]
+    assert shown == [8] and not any(line.get_visible() for line in ax.get_lines())
     set_and_run(widget, caplog, prediction=5)
     assert "certified 5" in capsys.readouterr().out and ax.get_title() == "prediction 5: right"
-    assert [bar.get_width() for bar in ax.patches] == [5, 3]  # the dimension, then the symmetries
+    shown = [bar.get_width() for bar in ax.patches if bar.get_visible()]
+    assert shown == [5, 3]  # the dimension, then the symmetries; their counts in the legend
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == [
+        "dimension 5", "symmetries 3", "span 12", "prediction 5"]  # span d' d(d+1)/2 d = 12
     moved = set_and_run(widget, caplog, heads=2)  # a new layer closes the gate again
     assert prediction.value == 0 and moved["prediction"] is None and moved["certified"] == 10
     assert "exact rank" not in capsys.readouterr().out
@@ -164,6 +169,9 @@ def test_training_explorer_at_the_ends_of_its_sliders(caplog):
     assert wide["final training loss"] < 1e-12 and wide["final held-out loss"] < 1e-12
     few = set_and_run(widget, caplog, a=3, inputs=2)        # 2 inputs do not determine the teacher
     assert few["final training loss"] < 0.01 < 0.1 < few["final held-out loss"]
+    [headline] = widget.figure.texts                        # the figure states both losses
+    assert headline.get_text().endswith(f"training loss {few['final training loss']:.0e}, "
+                                        f"held-out {few['final held-out loss']:.0e}")
     assert set_and_run(widget, caplog, a=99)["a"] == 4      # out of range clamps, no error
     assert len(widget.figure.axes) == 2
 
@@ -198,8 +206,12 @@ DEMOS = {  # factory, a walk of moves, the setting it ends at
              {"depth": 2, "d1": 3, "a1": 2}),
     "boundary": (boundary_explorer, [{"alpha": -2.0}, {"prediction": "outside"}],
                  {"alpha": 0.5, "beta": 0.5, "prediction": "inside"}),
-    "multihead": (multihead_explorer, [{"heads": 5}, {"prediction": 7}, {"a": 1}],
-                  {"heads": 2, "a": 2, "prediction": 10}),
+    "multihead": (multihead_explorer, [{"heads": 5}, {"prediction": 7}, {"prediction": 600},
+                                       {"a": 1}, {"d": 1}, {"prediction": 3}],
+                  {"d": 4, "heads": 2, "a": 2, "prediction": 10}),
+    "training": (lambda: training_explorer(seed=2025, scales=(0.001, 0.3), input_counts=(2, 64),
+                                           steps=600),
+                 [{"inputs": 2}, {"scale": 0.3}, {"a": 1}], {"scale": 0.001, "a": 2, "inputs": 64}),
     "parameter_split": (parameter_split_explorer, [{"d": 5, "a": 6}, {"d_out": 1}],
                         {"d": 3, "d_out": 3, "a": 2}),
     "softmax": (softmax_explorer, [{"depth": 2, "width": 5}, {"reveal": True}],
