@@ -965,16 +965,16 @@ def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None
         print((f"left the zero function (loss < 90 %) at step {left}" if left
                is not None else f"still near the zero function after {steps} steps")
               + ("" if ratio is None else f"; closest rank-one ratio {ratio:.0e}"))
-        print(f"at step {steps}: training loss {shown(facts['final training loss'])}, held-out "
-              f"{shown(facts['final held-out loss'])} (of their starts); s(A) = "
+        print(f"step {steps}: training loss {shown(facts['final training loss'])}, held-out "
+              f"{shown(facts['final held-out loss'])} of their starts; s(A) = "
               + ", ".join(f"{x:.2f}" for x in facts["final s(A)"]))
         _render(fig, draw, f"scale {scale:g}, a = {a}, N = {inputs}: at step {steps}, training "
                 f"loss {shown(facts['final training loss'])}, held-out "
                 f"{shown(facts['final held-out loss'])}", m)
         return facts
 
-    fig, (left_ax, right_ax) = _figure(10.2, 3.9, 2, left=0.075, right=0.985, bottom=0.27,
-                                       top=0.8, wspace=0.2)
+    fig, (left_ax, right_ax) = _figure(10.2, 3.55, 2, left=0.075, right=0.985, bottom=0.26,
+                                       top=0.79, wspace=0.2)
     steps_axis = runs[settings[0]].steps
     with rc_context(_ROOM_STYLE):  # plain Unicode labels and ticks: mathtext is slow
         shades = [[ax.add_collection(PolyCollection([], color=color, alpha=0.25, lw=0, label=label,

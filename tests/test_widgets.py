@@ -118,7 +118,8 @@ def test_multihead_explorer_shows_the_dimension_only_after_a_prediction(caplog, 
     assert "certified 5" in capsys.readouterr().out and ax.get_title() == "prediction 5: right"
     shown = [bar.get_width() for bar in ax.patches if bar.get_visible()]
     assert shown == [5, 3]  # the dimension, then the symmetries; their counts in the legend
-    assert [text.get_text() for text in ax.get_legend().get_texts()] == [
+    [legend] = widget.figure.legends
+    assert [text.get_text() for text in legend.get_texts()] == [
         "dimension 5", "symmetries 3", "span 12", "prediction 5"]  # span d' d(d+1)/2 d = 12
     moved = set_and_run(widget, caplog, heads=2)  # a new layer closes the gate again
     assert prediction.value == 0 and moved["prediction"] is None and moved["certified"] == 10
