@@ -661,7 +661,7 @@ _COUNT_SCALES = ((10, 2), (20, 5), (40, 10), (60, 20), (100, 20), (200, 50), (40
 counts and the prediction (at most 600) is shown; moves within one scale leave the axis still."""
 
 
-def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d_out: int = 4,
+def multihead_explorer(*, seed: int = 0, certify_up_to: int = 200, d: int = 4, d_out: int = 4,
                        heads: int = 2, a: int = 2, rho: int = 2) -> ipywidgets.interactive:
     """Sliders for ``d, d', heads, a, rho`` and a ``prediction``: a multi-head layer's dimension.
 
