@@ -358,10 +358,9 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         dims, = ax.plot(ranks, ranks, "o-", color="C1", lw=2, label="dimension")
         fiber = ax.fill_between(ranks, ranks, ranks, color="C1", alpha=0.12)
         fiber_label = ax.text(8.8, 1, "fiber", color="C1", ha="right", va="center")
-        marker = ax.axvline(1, color="0.7", lw=1)
+        marker, = ax.plot([1, 1], [0, 1], color="0.7", lw=1)  # up to the parameters at a
         star, = ax.plot([1], [1], "*", color="C2", ms=18, label="exact rank")
-        legend = ax.legend(loc="upper left", handlelength=1.2, borderaxespad=0.3,
-                           labelspacing=0.25)  # moving: drawn over the line at a
+        ax.legend(loc="upper left", handlelength=1.2, borderaxespad=0.3, labelspacing=0.25)
         no_formula = ax.text(0.97, 0.06, "t = 1: no formula", color="C3", ha="right",
                              transform=ax.transAxes)
         ax.set(xlabel="attention rank a", ylabel="count", xticks=[1, 3, 5, 7, 9],
@@ -370,8 +369,8 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         bars = bx.barh(names, np.ones(5), color=["0.7", "C3", "C2", "C0", "C1"])
         values = [bx.text(0, y, "", va="center") for y in range(5)]
         bx.invert_yaxis()
-        for artist in [params, dims, fiber, fiber_label, marker, star, legend, no_formula,
-                       ax.title, bx.title, *bars, *values]:
+        for artist in [params, dims, fiber, fiber_label, marker, star, no_formula, ax.title,
+                       bx.title, *bars, *values]:
             artist.set_animated(True)
 
     def draw(arch: Architecture, a: int, formula: Any, exact: Any, floating: Any) -> None:
@@ -391,9 +390,10 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
             dims.set_ydata(formulas)
             fiber.set_data(ranks, formulas, counts)
             fiber_label.set_y(((formulas[-1] or 0) + counts[-1]) / 2)  # mid-fiber at a = 9
-        marker.set_xdata([a, a])
+        marker.set_data([a, a], [0, counts[a - 1]])
         star.set_data([a], [exact.rank])
-        ax.set_title(f"d = {d}, d' = {d_out}, t = {t}")
+        # the titles' text only: set_title would move every title, a still change
+        ax.title.set_text(f"d = {d}, d' = {d_out}, t = {t}")
         shown = [arch.parameter_count, exact.upper_bound, exact.rank, floating.rank,
                  formula.value or 0]
         for bar, value, v in zip(bars, values, shown):
@@ -405,7 +405,7 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
                                                       else ""))
         verdict = (f"certified {exact.certified_dimension}" if exact.certified_dimension
                    is not None else "not certified")
-        bx.set_title(f"a = {a}: {verdict}")
+        bx.title.set_text(f"a = {a}: {verdict}")
 
     return _interactive(show, fig, _sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9),
                                             t=(1, 3, 4)))
