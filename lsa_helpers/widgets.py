@@ -351,7 +351,7 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         _render(fig, draw, arch, a, formula, exact, floating)
         return facts
 
-    fig, (ax, bx) = _figure(11, 3.1, 2, left=0.07, right=0.96, bottom=0.18, top=0.88,
+    fig, (ax, bx) = _figure(10.6, 3.1, 2, left=0.07, right=0.96, bottom=0.18, top=0.88,
                             wspace=0.45)
     with rc_context(_ROOM_STYLE):  # the artists made here take the room's sizes
         params, = ax.plot(ranks, ranks, "s-", color="0.5", label="parameters")

@@ -253,5 +253,5 @@ def test_a_move_displays_the_figure_at_its_own_size(shell, caplog):
     [output] = shell.display_pub.outputs
     png = Image.open(io.BytesIO(output["data"]["image/png"]))
     fig = widget.figure
-    assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1100, 310)
-    assert output["data"]["text/plain"] == "<Figure size 1100x310 with 2 Axes>"
+    assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1060, 310)
+    assert output["data"]["text/plain"] == "<Figure size 1060x310 with 2 Axes>"
