@@ -313,69 +313,99 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     ``a = 1, ..., 9`` (the fiber is the gap between them), with the current ``a`` marked by its
     exact rank. Right: at the current setting, the parameters, the upper bound (parameters minus
     the rank of the known fiber directions), the exact rank mod p (the lower bound), the float
-    rank and the formula. Prints one line with the formula and the exact rank, and a message when
-    there is no formula or the two bounds do not meet. Returns the facts it drew.
+    rank and the formula. Both panels count on one scale, ``0..top`` with ``top`` the first of
+    25, 50, 100, 200 at least the parameters at ``a = 9``: it changes only with ``d`` and ``d'``.
+    Prints two lines: the formula (or why there is none), then the float rank with its gap, the
+    exact rank and the certified dimension, or that the two bounds do not meet. Returns the facts
+    it drew.
     """
+    from functools import lru_cache
+
+    from matplotlib import rc_context
+
     seed = _checks.seed("seed", seed)
     ranks = np.arange(1, 10)
 
-    def show(d: int, d_out: int, a: int, t: int) -> Facts:
+    @lru_cache(maxsize=256)
+    def measure(d: int, d_out: int, a: int, t: int) -> tuple[Architecture, Any, Any, Any]:
+        """The setting's architecture, formula, certified bounds and float rank (seeded)."""
         arch = Architecture((d, d_out), (a,), tokens=t)
-        formula = formula_dimension(arch)
-        exact = dimension(arch, rng=seed)
         floating = dimension(arch, method="float", rng=seed).float_reading
         assert floating is not None  # method="float" reads a float rank
+        return arch, formula_dimension(arch), dimension(arch, rng=seed), floating
+
+    def show(d: int, d_out: int, a: int, t: int) -> Facts:
+        arch, formula, exact, floating = measure(d, d_out, a, t)
         facts: Facts = {"parameters": arch.parameter_count, "formula": formula.value,
-                 "float rank": floating.rank, "gap clear": floating.is_clear,
-                 "exact rank": exact.rank, "upper bound": exact.upper_bound,
-                 "certified": exact.certified_dimension,
-                 "fiber": None if exact.certified_dimension is None
-                 else arch.parameter_count - exact.certified_dimension}
-        print(f"{arch}:  {arch.parameter_count} parameters   "
-              f"formula [{formula.status}] {formula.value}   "
-              f"float rank {floating.rank} (gap {floating.gap:.1e}, {floating.verdict})   "
-              f"exact rank {exact.rank}   certified {exact.certified_dimension}")
-        if formula.value is None:
-            print(f"no formula: {formula.reason}")
-        if exact.certified_dimension is None:
-            print(f"the bounds do not meet: {exact.rank} <= dim <= {exact.upper_bound}")
+                        "float rank": floating.rank, "gap clear": floating.is_clear,
+                        "exact rank": exact.rank, "upper bound": exact.upper_bound,
+                        "certified": exact.certified_dimension,
+                        "fiber": None if exact.certified_dimension is None
+                        else arch.parameter_count - exact.certified_dimension}
+        print(f"formula [{formula.status}] {formula.value}" if formula.value is not None
+              else f"formula [{formula.status}]: {formula.reason}")
+        print(f"float rank {floating.rank} (gap {floating.gap:.1e}, {floating.verdict}), " + (
+            f"exact rank {exact.rank}, certified {exact.certified_dimension}"
+            if exact.certified_dimension is not None else
+            f"the bounds do not meet: exact rank {exact.rank} <= dim <= {exact.upper_bound}"))
         _render(fig, draw, arch, a, formula, exact, floating)
         return facts
 
-    fig, (ax, bx) = _figure(11, 3.8, 2, left=0.065, right=0.985, bottom=0.14, top=0.9,
-                            wspace=0.4)
+    fig, (ax, bx) = _figure(10.6, 3.1, 2, left=0.07, right=0.96, bottom=0.18, top=0.88,
+                            wspace=0.45)
+    with rc_context(_ROOM_STYLE):  # the artists made here take the room's sizes
+        params, = ax.plot(ranks, ranks, "s-", color="0.5", label="parameters")
+        dims, = ax.plot(ranks, ranks, "o-", color="C1", lw=2, label="dimension")
+        fiber = ax.fill_between(ranks, ranks, ranks, color="C1", alpha=0.12)
+        fiber_label = ax.text(8.8, 1, "fiber", color="C1", ha="right", va="center")
+        marker, = ax.plot([1, 1], [0, 1], color="0.7", lw=1)  # up to the parameters at a
+        star, = ax.plot([1], [1], "*", color="C2", ms=18, label="exact rank")
+        ax.legend(loc="upper left", handlelength=1.2, borderaxespad=0.3, labelspacing=0.25)
+        no_formula = ax.text(0.97, 0.06, "t = 1: no formula", color="C3", ha="right",
+                             transform=ax.transAxes)
+        ax.set(xlabel="attention rank a", ylabel="count", xticks=[1, 3, 5, 7, 9],
+               xlim=(0.5, 9.5))
+        names = ["parameters", "upper bound", "exact rank", "float rank", "formula"]
+        bars = bx.barh(names, np.ones(5), color=["0.7", "C3", "C2", "C0", "C1"])
+        values = [bx.text(0, y, "", va="center") for y in range(5)]
+        bx.invert_yaxis()
+        for artist in [params, dims, fiber, fiber_label, marker, star, no_formula, ax.title,
+                       bx.title, *bars, *values]:
+            artist.set_animated(True)
 
     def draw(arch: Architecture, a: int, formula: Any, exact: Any, floating: Any) -> None:
         (d, d_out), t = arch.widths, arch.tokens
         sweep = [Architecture((d, d_out), (int(r),), tokens=t) for r in ranks]
-        params = [s.parameter_count for s in sweep]
-        dims = [formula_dimension(s).value for s in sweep]
-        ax.clear()
-        bx.clear()
-        ax.plot(ranks, params, "s-", color="0.5", label="parameters")
-        if dims[0] is not None:
-            ax.plot(ranks, dims, "o-", color="C1", lw=2, label="dimension (formula)")
-            ax.fill_between(ranks, dims, params, color="C1", alpha=0.12, label="fiber")
-        else:
-            ax.text(1, 0.62 * max(params), "t = 1: no formula", color="C3",  # above the curve
-                    backgroundcolor="white")
-        ax.axvline(a, color="0.7", lw=1)
-        ax.plot([a], [exact.rank], "*", color="C2", ms=16, label=f"exact rank at a = {a}")
-        ax.set(xlabel="attention rank a", ylabel="count", ylim=(0, 1.1 * max(params)),
-               title=f"d = {d}, d' = {d_out}, t = {t}: parameters against dimension")
-        ax.legend(loc="upper left", fontsize=9)
-        labels = ["parameters", "upper bound", "exact rank\n(lower bound)", "float rank",
-                  f"formula [{formula.status}]"]
-        values = [arch.parameter_count, exact.upper_bound, exact.rank, floating.rank,
-                  formula.value or 0]
-        bx.barh(labels, values, color=["0.7", "C3", "C2", "C0", "C1"])
-        for y, v in enumerate(values):
-            bx.text(v, y, f" {v}" if y < 4 or formula.value is not None else " none", va="center")
-        bx.set_xlim(0, 1.2 * arch.parameter_count)
-        bx.invert_yaxis()
+        counts = [s.parameter_count for s in sweep]
+        formulas = [formula_dimension(s).value for s in sweep]
+        top = next(top for top in (25, 50, 100, 200) if top >= counts[-1])
+        if ax.get_ylim() != (0, top):  # a new scale: the one move that redraws the axes
+            ax.set(ylim=(0, top), yticks=np.linspace(0, top, 6))
+            bx.set(xlim=(0, top), xticks=np.linspace(0, top, 6))
+        params.set_ydata(counts)
+        for artist in (dims, fiber, fiber_label):
+            artist.set_visible(formula.value is not None)
+        no_formula.set_visible(formula.value is None)
+        if formula.value is not None:
+            dims.set_ydata(formulas)
+            fiber.set_data(ranks, formulas, counts)
+            fiber_label.set_y(((formulas[-1] or 0) + counts[-1]) / 2)  # mid-fiber at a = 9
+        marker.set_data([a, a], [0, counts[a - 1]])
+        star.set_data([a], [exact.rank])
+        # the titles' text only: set_title would move every title, a still change
+        ax.title.set_text(f"d = {d}, d' = {d_out}, t = {t}")
+        shown = [arch.parameter_count, exact.upper_bound, exact.rank, floating.rank,
+                 formula.value or 0]
+        for bar, value, v in zip(bars, values, shown):
+            bar.set_width(v)
+            inside = v > 0.6 * top  # a long bar holds its number, a short one has it beside
+            value.set(x=v, ha="right" if inside else "left", color="w" if inside else "k",
+                      text=f" {v} " if v or value is not values[-1] else " none")
+        values[-1].set_text(values[-1].get_text() + (f"[{formula.status}]" if formula.value
+                                                      else ""))
         verdict = (f"certified {exact.certified_dimension}" if exact.certified_dimension
                    is not None else "not certified")
-        bx.set_title(f"a = {a}: {verdict}")
+        bx.title.set_text(f"a = {a}: {verdict}")
 
     return _interactive(show, fig, _sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9),
                                             t=(1, 3, 4)))
@@ -469,13 +499,20 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
 def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.interactive:
     """Sliders for depth, widths ``d_0..d_3`` and ranks ``a_1..a_3`` of a deep lightning network.
 
-    Draws the parameter count as dimension + symmetry orbit + other fiber directions: the
-    formula (or, where none applies, the certified dimension), the rank of the symmetry tangents
-    at a random point, and the rest of ``parameters - dimension``. Up to ``certify_up_to``
-    parameters it also certifies the dimension (:func:`~lsa_helpers.function_space.dimension`);
-    beyond, formula only. The sliders of widths and ranks past the depth do nothing, so they are
-    disabled (and enabled again when the depth grows); ``facts["disabled"]`` lists them.
+    Draws the parameter count as dimension + symmetry orbit + other fiber directions, as shares
+    of the parameters: the formula (or, where none applies, the certified dimension), the rank of
+    the symmetry tangents at a random point, and the rest of ``parameters - dimension``. Up to
+    ``certify_up_to`` parameters it also certifies the dimension
+    (:func:`~lsa_helpers.function_space.dimension`); beyond, formula only. The sliders of widths
+    and ranks past the depth do nothing, so they are disabled (and enabled again when the depth
+    grows); ``facts["disabled"]`` lists them.
     """
+    import textwrap
+    from functools import lru_cache
+
+    from matplotlib import rc_context
+    from matplotlib.ticker import PercentFormatter
+
     from .rank import PRIME, exact_rank
     from .symmetries import symmetry_tangents
     from .weights import random_weights
@@ -485,67 +522,68 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
     sliders = _sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6), d3=(1, 3, 6),
                        a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6))
 
-    def show(depth: int, d0: int, d1: int, d2: int, d3: int, a1: int, a2: int, a3: int) -> Facts:
-        unused = [f"d{i}" for i in range(depth + 1, 4)] + [f"a{i}" for i in range(depth + 1, 4)]
-        for name, slider in sliders.items():
-            slider.disabled = name in unused
-        arch = Architecture((d0, d1, d2, d3)[: depth + 1], (a1, a2, a3)[:depth])
+    @lru_cache(maxsize=256)
+    def measure(widths: tuple[int, ...], ranks: tuple[int, ...]) -> Facts:
+        """The facts of one architecture: its formula, orbit and bounds (seeded)."""
+        arch = Architecture(widths, ranks)
         formula = formula_dimension(arch)
         weights = random_weights(arch, as_generator(seed), modulus=PRIME)
         orbit = exact_rank(symmetry_tangents(arch, weights, modulus=PRIME), PRIME)
         bounds = dimension(arch, rng=seed) if arch.parameter_count <= certify_up_to else None
         certified = bounds.certified_dimension if bounds else None
         dim = formula.value if formula.value is not None else certified
-        facts: Facts = {"widths": arch.widths, "ranks": arch.ranks,
-                        "parameters": arch.parameter_count,
-                 "formula": formula.value, "status": formula.status, "symmetry orbit": orbit,
-                 "lower": bounds.rank if bounds else None,
-                 "upper": bounds.upper_bound if bounds else None,
-                 "certified": certified, "dimension": dim,
-                 "other fiber": None if dim is None else arch.parameter_count - dim - orbit,
-                 "disabled": unused}
-        print(f"widths {arch.widths}, ranks {arch.ranks}: {arch.layers} layer(s), degree "
-              f"{arch.degree}, {arch.parameter_count} parameters")
-        print(f"  formula [{formula.status}]: {formula.value}" +
-              ("" if formula.value is not None else f"  ({formula.reason})"))
-        if bounds is None:
-            print(f"  certification skipped above {certify_up_to} parameters: formula only")
-        elif certified is not None:
-            print(f"  certified: lower bound {bounds.rank} = upper bound {bounds.upper_bound}")
-        else:
-            print(f"  not certified: {bounds.rank} <= dimension <= {bounds.upper_bound}")
-        if dim is None:
-            print("  no dimension known for this setting")
-        else:
-            print(f"  parameters - dimension = {arch.parameter_count - dim}: symmetry orbit {orbit}"
-                  f" + other fiber directions {facts['other fiber']}")
-        parts = ([("dimension", dim, "C0"), ("symmetry orbit", orbit, "0.6"),
-                  ("other fiber directions", facts["other fiber"], "C3")] if dim is not None
-                 else [("symmetry orbit", orbit, "0.6")])
-        _render(fig, draw, arch, dim, parts)
+        return {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+                "formula": formula.value, "status": formula.status, "reason": formula.reason,
+                "symmetry orbit": orbit, "lower": bounds.rank if bounds else None,
+                "upper": bounds.upper_bound if bounds else None, "certified": certified,
+                "dimension": dim,
+                "other fiber": None if dim is None else arch.parameter_count - dim - orbit}
+
+    def show(depth: int, d0: int, d1: int, d2: int, d3: int, a1: int, a2: int, a3: int) -> Facts:
+        unused = [f"d{i}" for i in range(depth + 1, 4)] + [f"a{i}" for i in range(depth + 1, 4)]
+        for name, slider in sliders.items():
+            slider.disabled = name in unused
+        found = measure((d0, d1, d2, d3)[: depth + 1], (a1, a2, a3)[:depth])
+        facts: Facts = {key: value for key, value in found.items() if key != "reason"}
+        facts["disabled"] = unused
+        print(f"formula [{found['status']}]: {found['formula']}" if found["formula"] is not None
+              else textwrap.fill(f"formula [none]: {found['reason']}", 90,
+                                 subsequent_indent="  "))
+        print(f"certification skipped above {certify_up_to} parameters: formula only"
+              if found["lower"] is None else
+              f"certified: lower bound {found['lower']} = upper bound {found['upper']}"
+              if found["certified"] is not None else
+              f"not certified: {found['lower']} <= dimension <= {found['upper']}")
+        _render(fig, draw, found)
         return facts
 
-    fig, (ax,) = _figure(8, 2.3, bottom=0.42, top=0.84, left=0.03, right=0.97)
+    fig, (ax,) = _figure(10, 2.4, bottom=0.4, top=0.84, left=0.02, right=0.96)
+    colors = {"dimension": "C0", "symmetry orbit": "0.6", "other fiber directions": "C3"}
+    with rc_context(_ROOM_STYLE):  # the artists made here take the room's sizes
+        bars = {label: ax.barh([0], [1], height=0.6, color=color, label=label)[0]
+                for label, color in colors.items()}
+        counts = {label: ax.text(0, 0, "", ha="center", va="center",
+                                 color="k" if label == "symmetry orbit" else "w")
+                  for label in colors}
+        title = ax.text(0.5, 1.06, "", ha="center", transform=ax.transAxes, size=16)
+        ax.set(xlim=(0, 1), ylim=(-0.5, 0.5), yticks=[], xticks=[0, 0.25, 0.5, 0.75, 1])
+        ax.xaxis.set_major_formatter(PercentFormatter(1))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.38), ncol=3, frameon=False)
+        for artist in [*bars.values(), *counts.values(), title]:
+            artist.set_animated(True)
 
-    def draw(arch: Architecture, dim: int | None, parts: list[tuple[str, int, str]]) -> None:
-        ax.clear()
+    def draw(found: Facts) -> None:
+        total, dim = found["parameters"], found["dimension"]
+        parts = {"dimension": dim or 0, "symmetry orbit": found["symmetry orbit"],
+                 "other fiber directions": found["other fiber"] or 0}
         left = 0
-        for label, value, color in parts:
-            ax.barh([0], [value], left=left, height=0.6, color=color, label=f"{label}: {value}")
-            if value:
-                ax.text(left + value / 2, 0, str(value), ha="center", va="center", fontsize=12,
-                        color="w" if color != "0.6" else "k")
+        for label, value in parts.items():  # as shares of the parameters
+            bars[label].set(x=left / total, width=value / total)
+            counts[label].set(x=(left + value / 2) / total, text=str(value) if value else "")
             left += value
-        ax.axvline(arch.parameter_count, color="k", lw=1)
-        ax.text(arch.parameter_count, 0.45, f"all {arch.parameter_count} parameters ", ha="right",
-                va="top", fontsize=9)
-        split = (" = " + " + ".join(str(v) for _, v, _ in parts)) if dim is not None else (
-            ": no dimension known")
-        ax.set(xlim=(0, 1.02 * arch.parameter_count), ylim=(-0.5, 0.5), yticks=[])
-        ax.set_title(f"widths {arch.widths}, ranks {arch.ranks}: {arch.parameter_count} parameters"
-                     f"{split}", fontsize=11)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=10,
-                  frameon=False)
+        title.set_text(f"widths {found['widths']}, ranks {found['ranks']}: {total} parameters"
+                       + (" = " + " + ".join(map(str, parts.values())) if dim is not None
+                          else f": no dimension known, orbit {found['symmetry orbit']}"))
 
     return _interactive(show, fig, sliders)
 

@@ -193,9 +193,11 @@ DEMOS = {  # factory, a walk of moves, the setting it ends at
                    {"d": 2, "d_out": 1, "a": 1, "t": 2}),
     "fiber": (fiber_explorer, [{"rank_A": 3, "rank_V": 2}, {"rank_A": 0}],
               {"rank_A": 1, "rank_V": 1}),
-    "dimension": (dimension_explorer, [{"t": 1}, {"d": 8, "a": 9}], {"d": 3, "a": 2, "t": 3}),
-    "deep": (lambda: deep_explorer(seed=2025), [{"depth": 3}, {"d1": 6, "a1": 1}],
-             {"depth": 2, "d1": 3, "a1": 2}),
+    "dimension": (dimension_explorer, [{"t": 1}, {"d": 8, "a": 9}, {"d_out": 1}, {"d": 1}],
+                  {"d": 3, "d_out": 3, "a": 2, "t": 3}),
+    "deep": (lambda: deep_explorer(seed=2025),
+             [{"depth": 3}, {"d1": 6, "a1": 1}, {"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a2": 2}],
+             {"depth": 2, "d0": 4, "d1": 3, "d2": 4, "a1": 2}),
     "boundary": (boundary_explorer, [{"alpha": -2.0}, {"prediction": "outside"}],
                  {"alpha": 0.5, "beta": 0.5, "prediction": "inside"}),
     "multihead": (multihead_explorer, [{"heads": 5}, {"prediction": 7}, {"a": 1}],
@@ -251,5 +253,5 @@ def test_a_move_displays_the_figure_at_its_own_size(shell, caplog):
     [output] = shell.display_pub.outputs
     png = Image.open(io.BytesIO(output["data"]["image/png"]))
     fig = widget.figure
-    assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1100, 380)
-    assert output["data"]["text/plain"] == "<Figure size 1100x380 with 2 Axes>"
+    assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1060, 310)
+    assert output["data"]["text/plain"] == "<Figure size 1060x310 with 2 Axes>"
