@@ -802,10 +802,8 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         _render(fig, draw, d, d_out, a, rows)
         return facts
 
-    # Every count drawn is animated; the axes change only between d <= 3 (at most 51
-    # parameters) and d >= 4 (at most 85), the one move that redraws them.
-    scales = {False: (60, [0, 20, 40, 60]), True: (100, [0, 25, 50, 75, 100])}
-    fig, (ax,) = _figure(8, 3.4, left=0.1, right=0.93, bottom=0.19, top=0.89)
+    # fixed axes for every setting (at most 85 parameters), every count drawn animated
+    fig, (ax,) = _figure(10, 3.4, left=0.08, right=0.7, bottom=0.19, top=0.89)
     with rc_context(_ROOM_STYLE):
         stacks = {part: ax.bar(ranks, np.ones(len(ranks)), color=color, label=part)
                   for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2"))}
@@ -813,16 +811,13 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         cap = ax.axhline(1, color="k", ls="--", lw=1.5, label="d² + dd' − 1")
         cap_value = ax.text(1.01, 1, "", transform=cap.get_transform(), va="center")
         ax.set(xlabel="attention rank a", ylabel="parameters", xticks=list(ranks),
-               xlim=(0.4, 6.6), ylim=(0, scales[False][0]), yticks=scales[False][1])
-        ax.legend(loc="upper left", frameon=False)  # the line first, then the bars
+               xlim=(0.4, 6.6), ylim=(0, 90), yticks=[0, 30, 60, 90])
+        ax.legend(loc="center left", bbox_to_anchor=(1.07, 0.5), frameon=False)
     for artist in (*(bar for bars in stacks.values() for bar in bars), outline, cap, cap_value,
                    ax.title):
         artist.set_animated(True)
 
     def draw(d: int, d_out: int, a: int, rows: list[Facts]) -> None:
-        top, ticks = scales[d >= 4]
-        if ax.get_ylim()[1] != top:
-            ax.set(ylim=(0, top), yticks=ticks)
         bottom = np.zeros(len(rows))
         for part, bars in stacks.items():
             heights = np.array([row[part] for row in rows])
