@@ -267,7 +267,7 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
     # green: the same function (< 1e-10), red: a different one. Each bar says its value; one
     # row per move, the swap's empty where it does not exist. Only the moving layer changes.
     floor = 1e-18
-    fig, (ax,) = _figure(8, 3, left=0.28, right=0.97, bottom=0.24, top=0.88)
+    fig, (ax,) = _figure(8, 2.8, left=0.28, right=0.97, bottom=0.26, top=0.87)
     with rc_context(_ROOM_STYLE):
         bars = ax.barh(range(3), [1, 1, 1], left=floor)
         labels = [ax.text(1, y, "", va="center") for y in range(3)]
