@@ -123,81 +123,73 @@ def _sliders(**ranges: tuple[int, int, int]) -> dict[str, ipywidgets.IntSlider]:
             for name, (low, value, high) in ranges.items()}
 
 
+def _powers(*exponents: int) -> tuple[list[float], list[str]]:
+    """Log-axis ticks ``10^k`` and their labels in superscript digits (no mathtext: cheap)."""
+    digits = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return ([10.0 ** k for k in exponents],
+            [{0: "1", 1: "10"}.get(k, "10" + str(k).translate(digits)) for k in exponents])
+
+
 def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
                         sizes: bool = False) -> ipywidgets.interactive:
     """Sliders for ``d, d', a, t``: the cost of both orders against ``t``; with ``sizes``, the size.
 
-    On log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
-    ``t = 1..64`` (``multiplication_counts``), the tokens where they tie marked, the current ``t``
-    as dots with both counts. With ``sizes``, a second panel on a log scale: monomials per output
-    entry at ``t``, span dimension and parameters. The other keywords set the sliders' starting
-    values; the callback returns the counts and the sizes, drawn or not.
+    On fixed log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)``
+    for ``t = 1..64`` (``multiplication_counts``), the token where they tie marked, the current
+    ``t`` as dots, both counts in the title. With ``sizes``, a second panel on a log scale:
+    monomials per output entry at ``t``, span dimension and parameters. The other keywords set
+    the sliders' starting values; the callback returns the counts and the sizes.
     """
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    from matplotlib import rc_context
 
     sizes = _checks.bool_flag("sizes", sizes)
 
     ts = np.arange(1, 65)
-    powers = 10 ** np.arange(0, 9)
-    plain = FuncFormatter(lambda value, _: f"{value:,.0f}")
-    fig, axes = _figure(11 if sizes else 6.5, 3.8, 1 + sizes, left=0.1 if sizes else 0.15,
-                        right=0.97, bottom=0.15, top=0.9, wspace=0.5)
+    fig, axes = _figure(11 if sizes else 8, 3.5, 1 + sizes, left=0.08 if sizes else 0.12,
+                        right=0.97, bottom=0.17, top=0.89, wspace=0.62,
+                        width_ratios=[1.25, 1][:1 + sizes])
     ax = axes[0]
-    quadratic, = ax.loglog(ts, ts, color="C3", lw=2.5, label="as written: V X (XᵀAX)")
-    linear, = ax.loglog(ts, ts, color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
-    dots, = ax.plot([1, 1], [1, 1], "ko", ms=6, label="t")
-    ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)")
-    legend = ax.legend(loc="upper left", fontsize=11)
-    ties: list[Any] = []
-    if sizes:
-        bx = axes[1]
-        bars = bx.barh(range(3), [1, 1, 1], color=["C2", "C1", "0.6"])
-        labels = [bx.text(1, y, "", va="center", fontsize=12) for y in range(3)]
-        bx.set_xscale("log")
-        bx.invert_yaxis()
-    for axis in axes:
-        axis.tick_params(labelsize=12)
-        axis.xaxis.label.set_size(12)
-        axis.yaxis.label.set_size(12)
-        for side in (axis.xaxis, axis.yaxis):
-            side.set_minor_locator(NullLocator())
-    # fixed ticks instead of log locators, no minor ticks, no mathtext: a cheap redraw
-    ax.xaxis.set_major_locator(FixedLocator([1, 10]))
-    for side in (ax.xaxis, ax.yaxis) + ((bx.xaxis,) if sizes else ()):
-        side.set_major_formatter(plain)
+    with rc_context(_ROOM_STYLE):  # the axes fixed over the sliders' whole range
+        quadratic, = ax.loglog(ts, ts, color="C3", lw=2.5, label="as written: V X (XᵀAX)")
+        linear, = ax.loglog(ts, ts, color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
+        dots, = ax.plot([1, 1], [1, 1], "ko", ms=6)
+        tie, = ax.plot([1, 1], [1, 1], color="0.4", ls="--", lw=1.5)  # up to the curves
+        tie_label = ax.text(1, 0.04, "", transform=ax.get_xaxis_transform(), color="0.25")
+        ax.set(xlabel="tokens t (log)", ylabel="multiplications", xlim=(0.9, 72), ylim=(1, 1e7))
+        ax.set_xticks([1, 4, 16, 64], ["1", "4", "16", "64"])
+        ax.set_yticks(*_powers(0, 2, 4, 6))
+        ax.legend(loc="upper left", frameon=False)
+        moving = [quadratic, linear, dots, tie, tie_label, ax.title]
+        if sizes:
+            bx = axes[1]
+            bars = bx.barh(range(3), [1, 1, 1], color=["C2", "C1", "0.6"])
+            labels = [bx.text(1, y, "", va="center") for y in range(3)]
+            bx.set(xscale="log", xlim=(0.5, 1e8), ylim=(2.6, -0.6))
+            bx.set_xticks(*_powers(0, 2, 4, 6))
+            bx.set_yticks(range(3), ["monomials per\noutput entry", "span dimension",
+                                     "parameters"])
+            moving += [*bars, *labels, bx.title]
+        for axis in axes:
+            axis.minorticks_off()
+    for artist in moving:
+        artist.set_animated(True)
 
-    def draw(d: int, d_out: int, a: int, t: int, curves: dict[str, np.ndarray],
-             facts: Facts) -> None:
+    def draw(t: int, curves: dict[str, np.ndarray], facts: Facts) -> None:
         quadratic.set_ydata(curves["quadratic"])
         linear.set_ydata(curves["linear"])
         costs = curves["quadratic"][t - 1], curves["linear"][t - 1]
         dots.set_data([t, t], costs)
-        legend.get_texts()[2].set_text(f"t = {t}: {costs[0]:,} and {costs[1]:,}")
-        for artist in ties:
-            artist.remove()
-        ties[:] = [artist for s in facts["tokens where both orders cost the same"] for artist in (
-            ax.axvline(s, color="0.4", ls="--", lw=1),
-            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]),
-                        xytext=(4, -22 if s > 2 else 10), textcoords="offset points",
-                        fontsize=12, color="0.25"))]
-        ax.set_title(f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
-        ax.relim()
-        ax.autoscale_view()
-        low, high = ax.get_ylim()
-        ax.yaxis.set_major_locator(FixedLocator(powers[(powers >= low) & (powers <= high)]))
+        ax.title.set_text(f"t = {t}: {costs[0]:,} as written, {costs[1]:,} re-associated")
+        s, = facts["tokens where both orders cost the same"]  # t = d, and d <= 16 < 64
+        tie.set_data([s, s], [1, curves["linear"][s - 1]])
+        tie_label.set(x=s, text=f" tie at t = {s}")
         if sizes:
             values = [facts["monomials per output entry"],
                       facts["span dimension of the neuromanifold"], facts["parameters"]]
-            bx.set_yticks(range(3), [f"monomials per\noutput entry at t = {t}",
-                                     "span dimension", "parameters"])
             for bar, label, v in zip(bars, labels, values):
                 bar.set_width(v)
-                label.set_x(v)
-                label.set_text(f" {v:,}")
-            bx.set_xlim(0.5, 20 * max(values))  # from 0.5: a value of 1 still shows a bar
-            bx.set_title("size of the layer" + (" (t = 1: degenerate)" if t == 1 else ""))
-            bar_ticks = powers[powers <= 20 * max(values)]
-            bx.xaxis.set_major_locator(FixedLocator(bar_ticks[::-(-len(bar_ticks) // 5)]))
+                label.set(x=v, text=f" {v:,}")
+            bx.title.set_text(f"size at t = {t}" + (" (degenerate)" if t == 1 else ""))
 
     def show(d: int, d_out: int, a: int, t: int) -> Facts:
         costs = multiplication_counts(d, d_out, a, t)
@@ -212,7 +204,7 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
             "tokens where both orders cost the same":
                 [int(s) for s in ts[curves["quadratic"] == curves["linear"]]],
         }
-        _render(fig, draw, d, d_out, a, t, curves, facts)
+        _render(fig, draw, t, curves, facts)
         return facts
 
     sliders = _sliders(d=(1, d, 16), d_out=(1, d_out, 8), a=(1, a, 16), t=(1, t, 64))
@@ -231,6 +223,8 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
     ``A`` printed); relative to ``phi``, or, when ``phi = 0``, the largest output of the moved
     layer on random inputs.
     """
+    from matplotlib import rc_context
+
     seed = _checks.seed("seed", seed)
     arch = Architecture((d, d_out), (d,))  # checks d and d_out
     zero, swap, _ = FIBER_CASES
@@ -238,6 +232,7 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
         "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
         "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
         "the fiber is the single curve (lambda A, V / lambda)")))
+    names = ["scaling (2A, V/2)", "random nudge 1e-3", "rank-one swap"]
 
     def show(rank_A: int, rank_V: int) -> Facts:
         rng = as_generator(seed)
@@ -246,8 +241,8 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
         layer = layer_from_attention(A, V)
         case = fiber_kind(layer)
         nudge = 1e-3 * rng.normal(size=A.shape)
-        moves = {"scaling (2A, V/2)": layer_from_attention(2 * A, V / 2),
-                 "random nudge 1e-3": layer_from_attention(A + nudge, V)}
+        moves = dict(zip(names, (layer_from_attention(2 * A, V / 2),
+                                 layer_from_attention(A + nudge, V))))
         if case == swap:
             moves["rank-one swap"] = rank_one_swap(layer)
         if case == zero:  # no relative change from 0: the size of the moved function instead
@@ -258,50 +253,48 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
             distances = {name: function_distance(arch, [layer], [other], rng=seed)
                          for name, other in moves.items()}
         print(f"rk A = {rank_A}, rk V = {rank_V}: {stories[case]}")
-        change = ("largest output of phi after the move" if case == zero
-                  else "relative change of phi")
+        change = "largest output" if case == zero else "relative change of phi"
         size = (f"{100 * np.linalg.norm(nudge) / np.linalg.norm(A):.1g} % of |A| = "
                 f"{np.linalg.norm(A):.2f}" if rank_A else "A was 0")
         for name, value in distances.items():
-            verdict = "< 1e-10, the same function" if value < 1e-10 else f"{value:.0e}"
+            verdict = "< 1e-10, same function" if value < 1e-10 else f"{value:.0e}"
             note = f" (the nudge: {size})" if name.startswith("random nudge") else ""
-            print(f"{name:>20}: {change} {verdict}{note}")
-        _render(fig, draw, rank_A, rank_V, case, change, distances)
+            print(f"{name:>17}: {change} {verdict}{note}")
+        _render(fig, draw, rank_A, rank_V, case, distances)
         return {"case": case, **distances}
 
     # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
-    # green: the same function (< 1e-10), red: a different one. Each bar says its value.
+    # green: the same function (< 1e-10), red: a different one. Each bar says its value; one
+    # row per move, the swap's empty where it does not exist. Only the moving layer changes.
     floor = 1e-18
-    fig, (ax,) = _figure(7.5, 2.6)
-    bars = ax.barh(range(3), [1, 1, 1], left=floor)
-    labels = [ax.text(1, y, "", va="center", fontsize=11) for y in range(3)]
-    ax.set_xscale("log")
-    ax.set_xlim(floor, 1e3)
-    ax.axvline(1e-10, color="0.3", lw=1, ls="--")
-    legend = ax.text(1e-10, 0, "same function | changed", ha="center", va="center", fontsize=10)
-    ax.tick_params(labelsize=11)
+    fig, (ax,) = _figure(8, 2.8, left=0.28, right=0.97, bottom=0.26, top=0.87)
+    with rc_context(_ROOM_STYLE):
+        bars = ax.barh(range(3), [1, 1, 1], left=floor)
+        labels = [ax.text(1, y, "", va="center") for y in range(3)]
+        ax.set(xscale="log", xlim=(floor, 1e3), ylim=(2.5, -1.1))
+        ax.set_xticks(*_powers(-18, -12, -6, 0))
+        ax.set_yticks(range(3), names)
+        ax.minorticks_off()
+        ax.axvline(1e-10, color="0.3", lw=1.5, ls="--")
+        ax.text(1e-10, -0.75, "same function ", ha="right", va="center", color="C2")
+        ax.text(1e-10, -0.75, " changed", va="center", color="C3")
+        quantity = ax.text(0.5, -0.2, "", transform=ax.transAxes, ha="center", va="top")
+    for artist in (*bars, *labels, quantity, ax.title):
+        artist.set_animated(True)
 
-    def draw(rank_A: int, rank_V: int, case: str, change: str,
-             distances: dict[str, float]) -> None:
-        height = 0.8 + 0.6 * len(distances)  # margins in inches: the same for 2 or 3 bars
-        fig.set_size_inches(7.5, height)
-        fig.subplots_adjust(left=1.75 / 7.5, right=1 - 0.3 / 7.5, bottom=0.6 / height,
-                            top=1 - 0.35 / height)
-        names, values = list(distances), list(distances.values())
-        for y, (bar, label) in enumerate(zip(bars, labels)):
-            bar.set_visible(y < len(values))
-            label.set_visible(y < len(values))
-            if y < len(values):
-                v = values[y]
+    def draw(rank_A: int, rank_V: int, case: str, distances: dict[str, float]) -> None:
+        for name, bar, label in zip(names, bars, labels):
+            v = distances.get(name)
+            bar.set_visible(v is not None)
+            if v is None:
+                label.set(x=3 * floor, text=" none here")
+            else:
                 bar.set_width(max(v, 3 * floor) - floor)
                 bar.set_color("C2" if v < 1e-10 else "C3")
-                label.set_x(max(v, 3 * floor))
-                label.set_text(" exactly 0" if v == 0 else f" {v:.0e}")
-        ax.set_yticks(range(len(names)), names)
-        legend.set_y(len(names) - 0.1)
-        ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
-        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if case == zero else ""))
-        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
+                label.set(x=max(v, 3 * floor), text=" exactly 0" if v == 0 else f" {v:.0e}")
+        quantity.set_text("largest output after the move, φ = 0 (log)" if case == zero
+                          else "relative change of φ (log)")
+        ax.title.set_text(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
 
     return _interactive(show, fig, _sliders(rank_A=(0, 1, d), rank_V=(0, 1, min(d, d_out))))
 
@@ -793,37 +786,47 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 300, d: int = 4, d
     return _interactive(show, fig, sliders)
 
 
-def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
-    """Sliders for ``d, d', a`` of one layer: its parameters split into dimension and fiber.
+_SPLITS: dict[tuple[int, int, int, int], Facts] = {}
+"""The splits of :func:`parameter_split_explorer`, by ``(d, d', a, seed)``: computed once."""
 
-    For each attention rank ``r = 1, ..., 6`` at the chosen ``d, d'`` one bar of the
-    ``2rd + dd'`` parameters, stacked as the certified dimension (:func:`dimension`), the rotation
-    directions (rank mod p of the ``GL_r`` tangents of :func:`symmetry_tangents`) and the volume
-    direction (the scaling ``(A, V) -> (lambda A, V / lambda)``); the chosen ``a`` is outlined.
-    Returns the split of the chosen layer.
-    """
+
+def _parameter_split(d: int, d_out: int, a: int, seed: int) -> Facts:
+    """The ``2ad + dd'`` parameters of one layer as certified dimension (:func:`dimension`;
+    for ``a > d`` that of ``a = d``, whose functions are the same: ``K^T Q`` is then any
+    ``d x d`` matrix), rotation (rank mod p of the ``GL_a`` tangents of
+    :func:`symmetry_tangents`) and volume (the other symmetry directions: the scaling)."""
     from .rank import PRIME, exact_rank
     from .symmetries import symmetry_tangent_groups
     from .weights import random_weights
 
+    if (d, d_out, a, seed) not in _SPLITS:
+        arch = Architecture((d, d_out), (a,))
+        groups = symmetry_tangent_groups(arch, random_weights(arch, seed, modulus=PRIME),
+                                         modulus=PRIME)
+        rotation = exact_rank(groups.attention, PRIME)
+        certified = (dimension(arch, rng=seed).certified_dimension if a <= d
+                     else _parameter_split(d, d_out, d, seed)["dimension"])
+        _SPLITS[d, d_out, a, seed] = {
+            "parameters": arch.parameter_count, "dimension": certified, "rotation": rotation,
+            "volume": exact_rank(np.concatenate(groups), PRIME) - rotation}
+    return _SPLITS[d, d_out, a, seed]
+
+
+def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
+    """Sliders for ``d, d', a`` of one layer: its parameters split into dimension and fiber.
+
+    For each attention rank ``r = 1, ..., 6`` at the chosen ``d, d'`` one bar of the
+    ``2rd + dd'`` parameters, stacked as :func:`_parameter_split` splits them: certified
+    dimension, rotation and volume; the chosen ``a`` outlined, the largest dimension
+    ``d^2 + dd' - 1`` dashed. Returns the split of the chosen layer.
+    """
+    from matplotlib import rc_context
+
     seed = _checks.seed("seed", seed)
     ranks = range(1, 7)
-    cache: dict[tuple[int, int, int], Facts] = {}
-
-    def split(d: int, d_out: int, a: int) -> Facts:
-        if (d, d_out, a) not in cache:
-            arch = Architecture((d, d_out), (a,))
-            groups = symmetry_tangent_groups(arch, random_weights(arch, seed, modulus=PRIME),
-                                             modulus=PRIME)
-            rotation = exact_rank(groups.attention, PRIME)
-            cache[d, d_out, a] = {"parameters": arch.parameter_count,
-                                  "dimension": dimension(arch, rng=seed).certified_dimension,
-                                  "rotation": rotation,
-                                  "volume": exact_rank(np.concatenate(groups), PRIME) - rotation}
-        return cache[d, d_out, a]
 
     def show(d: int, d_out: int, a: int) -> Facts:
-        rows = [split(d, d_out, r) for r in ranks]
+        rows = [_parameter_split(d, d_out, r, seed) for r in ranks]
         facts = rows[a - 1]
         if any(row["dimension"] is None for row in rows):
             print("the two exact bounds did not meet here: no certified split to draw")
@@ -837,13 +840,20 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         _render(fig, draw, d, d_out, a, rows)
         return facts
 
-    fig, (ax,) = _figure(7, 3.6, left=0.09, right=0.98, bottom=0.13, top=0.91)
-    stacks = {part: ax.bar(ranks, np.ones(len(ranks)), color=color, label=part)
-              for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2"))}
-    outline, = ax.bar([1], [1], fill=False, edgecolor="k", lw=2.5)
-    cap = ax.axhline(1, color="k", ls="--", lw=1, label="cap")
-    ax.set(xlabel="attention rank a", ylabel="count", xticks=list(ranks))
-    legend = ax.legend(loc="upper left", frameon=False)  # the line first, then the bars
+    # fixed axes for every setting (at most 85 parameters), every count drawn animated
+    fig, (ax,) = _figure(10, 3.4, left=0.08, right=0.7, bottom=0.19, top=0.89)
+    with rc_context(_ROOM_STYLE):
+        stacks = {part: ax.bar(ranks, np.ones(len(ranks)), color=color, label=part)
+                  for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2"))}
+        outline, = ax.bar([1], [1], fill=False, edgecolor="k", lw=2.5)
+        cap = ax.axhline(1, color="k", ls="--", lw=1.5, label="d² + dd' − 1")
+        cap_value = ax.text(1.01, 1, "", transform=cap.get_transform(), va="center")
+        ax.set(xlabel="attention rank a", ylabel="parameters", xticks=list(ranks),
+               xlim=(0.4, 6.6), ylim=(0, 90), yticks=[0, 30, 60, 90])
+        ax.legend(loc="center left", bbox_to_anchor=(1.07, 0.5), frameon=False)
+    for artist in (*(bar for bars in stacks.values() for bar in bars), outline, cap, cap_value,
+                   ax.title):
+        artist.set_animated(True)
 
     def draw(d: int, d_out: int, a: int, rows: list[Facts]) -> None:
         bottom = np.zeros(len(rows))
@@ -857,9 +867,10 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         outline.set_height(rows[a - 1]["parameters"])
         largest = d * d + d * d_out - 1
         cap.set_ydata([largest, largest])
-        legend.get_texts()[0].set_text(f"largest dimension d² + dd' − 1 = {largest}")
-        ax.set(ylim=(0, 1.15 * max(row["parameters"] for row in rows)),
-               title=f"One layer, d = {d}, d' = {d_out}: where the parameters go")
+        cap_value.set(y=largest, text=str(largest))
+        facts = rows[a - 1]
+        ax.title.set_text(f"d = {d}, d' = {d_out}, a = {a}: {facts['parameters']} = "
+                          f"{facts['dimension']} + {facts['rotation']} + {facts['volume']}")
 
     return _interactive(show, fig, _sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
 
