@@ -196,14 +196,17 @@ DEMOS = {  # factory, a walk of moves, the setting it ends at
     "dimension": (dimension_explorer, [{"t": 1}, {"d": 8, "a": 9}], {"d": 3, "a": 2, "t": 3}),
     "deep": (lambda: deep_explorer(seed=2025), [{"depth": 3}, {"d1": 6, "a1": 1}],
              {"depth": 2, "d1": 3, "a1": 2}),
-    "boundary": (boundary_explorer, [{"alpha": -2.0}, {"prediction": "outside"}],
-                 {"alpha": 0.5, "beta": 0.5, "prediction": "inside"}),
+    "boundary": (boundary_explorer, [{"prediction": "inside"}, {"alpha": -2.0},  # a new point
+                                     {"prediction": "outside"}, {"prediction": "boundary"},
+                                     {"beta": 0.0, "gamma": 0.0}, {"prediction": "inside"}],
+                 {"alpha": 0.5, "beta": 0.5, "gamma": 0.0, "prediction": "inside"}),
     "multihead": (multihead_explorer, [{"heads": 5}, {"prediction": 7}, {"a": 1}],
                   {"heads": 2, "a": 2, "prediction": 10}),
     "parameter_split": (parameter_split_explorer, [{"d": 5, "a": 6}, {"d_out": 1}],
                         {"d": 3, "d_out": 3, "a": 2}),
-    "softmax": (softmax_explorer, [{"depth": 2, "width": 5}, {"reveal": True}],
-                {"depth": 1, "width": 3, "reveal": False}),
+    "softmax": (softmax_explorer, [{"reveal": True}, {"depth": 2, "width": 5},  # new limits
+                                   {"rank": 1}, {"width": 4}, {"reveal": False}, {"rank": 5}],
+                {"depth": 1, "width": 3, "rank": 2, "reveal": False}),
 }
 
 
@@ -253,3 +256,30 @@ def test_a_move_displays_the_figure_at_its_own_size(shell, caplog):
     fig = widget.figure
     assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1100, 380)
     assert output["data"]["text/plain"] == "<Figure size 1100x380 with 2 Axes>"
+
+
+ROOM = {  # a demo of a deck: its moves, up to the ones that print the most
+    "boundary": (boundary_explorer, [{}, {"prediction": "inside"}, {"alpha": 1.0},
+                                     {"prediction": "boundary"}, {"alpha": 1.05},
+                                     {"prediction": "inside"}, {"alpha": 0.0, "beta": 0.0}]),
+    "softmax": (softmax_explorer, [{}, {"reveal": True}, {"depth": 2, "width": 4, "rank": 5},
+                                   {"reveal": False}]),
+}
+
+
+@pytest.mark.parametrize("name", ROOM)
+def test_a_demo_reads_from_the_back_of_a_room(name, caplog, capsys):
+    # the deck's demo slide at 1280x720: the figure at most 1150 x 280 px with every text at
+    # 15 pt or more; at most three printed lines of at most 90 characters after any move
+    factory, moves = ROOM[name]
+    widget = factory()
+    fig = widget.figure
+    assert fig.get_size_inches()[0] * fig.dpi <= 1150 and fig.get_size_inches()[1] * fig.dpi <= 280
+    for values in moves:
+        set_and_run(widget, caplog, **values)
+        capsys.readouterr()
+        widget.update()  # the output of one run, without the terminal's clearing codes
+        lines = capsys.readouterr().out.replace("\x1b[2K\r", "").strip("\n").split("\n")
+        assert len(lines) <= 3 and max(map(len, lines)) <= 90, lines
+        texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize")) if t.get_text()]
+        assert min(t.get_fontsize() for t in texts) >= 15, values
