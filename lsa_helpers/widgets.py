@@ -397,7 +397,9 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
 
     import ipywidgets as w
     from matplotlib import rc_context
+    from matplotlib.markers import TICKDOWN
     from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLocator
+    from matplotlib.transforms import ScaledTranslation
 
     from .differential import jacobian
     from .rank import float_rank, scaled_singular_values
@@ -444,43 +446,56 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
         _render(fig, draw, facts, spectra, cut, reveal)
         return dict(facts)
 
+    # Both x axes span a fixed 0..1, the counts drawn as fractions of the parameter count (bars)
+    # and of one more than it (singular values), the spectrum's tick labels in the moving layer:
+    # a new architecture changes no limit, so no move redraws the still layer.
     fig, (bars, spec) = _figure(10.5, 2.8, 2, width_ratios=[1, 1.7], left=0.135, right=0.985,
                                 bottom=0.22, top=0.88, wspace=0.12)
     with rc_context(_ROOM_STYLE):
         blocks = bars.barh(["parameters", "lightning", "softmax"], [1, 1, 1],
                            color=["0.7", "C0", "C1"])
         values = [bars.text(0, y, "", va="center", fontsize=18) for y in range(3)]
+        bars.set(xlim=(0, 1.25), xticks=[])  # the values are written on the bars
         bars.invert_yaxis()
-        bars.set_xticks([])  # the values are written on the bars
-        dots = [spec.semilogy([1], [1], "o", ms=4, color=color, label=name)[0]
+        dots = [spec.semilogy([], [], "o", ms=4, color=color, label=name)[0]
                 for name, color in (("lightning", "C0"), ("softmax", "C1"))]
         cut_line = spec.axhline(1, color="0.4", ls="--", lw=1, label="cut")
-        spec.set(xlabel="singular value number", ylim=(1e-18, 3),
-                 title="scaled singular values: a cliff at each dimension")
-        # fixed ticks, plain labels (no mathtext): a cheap redraw when the architecture changes
+        spec.set(xlim=(0, 1), xticks=[], ylim=(1e-18, 3), xlabel="singular value number",
+                 title="scaled singular values, a cliff per dimension")
+        spec.xaxis.set_label_coords(0.5, -0.2)
+        # fixed ticks, plain labels (no mathtext)
         spec.yaxis.set_major_locator(FixedLocator([1e-15, 1e-10, 1e-5, 1]))
         spec.yaxis.set_major_formatter(FixedFormatter(["1e-15", "1e-10", "1e-5", "1"]))
         spec.yaxis.set_minor_locator(NullLocator())
-        spec.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
         spec.legend(loc="center left", handlelength=1, borderaxespad=0.3)
-    for artist in [*blocks, *values, bars.title, *dots, cut_line]:
+        below = spec.get_xaxis_transform()  # x in data, y in axes fractions
+        ticks, = spec.plot([], [], "k", marker=TICKDOWN, ls="", ms=3.5, transform=below,
+                           clip_on=False)
+        labels = [spec.text(0, 0, "", ha="center", va="top", transform=below + ScaledTranslation(
+            0, -7 / 72, fig.dpi_scale_trans)) for _ in range(6)]
+    for artist in [*blocks, *values, bars.title, *dots, cut_line, ticks, *labels]:
         artist.set_animated(True)
+    ticker = MaxNLocator(nbins=5, integer=True)
 
     def draw(facts: Facts, spectra: list[np.ndarray], cut: float, reveal: bool) -> None:
-        shown = [facts["parameters"], facts["lightning"] or 0, facts["softmax"] if reveal else 0]
+        count = facts["parameters"]
+        shown = [count, facts["lightning"] or 0, facts["softmax"] if reveal else 0]
         for y, (block, value, v) in enumerate(zip(blocks, values, shown)):
-            block.set_width(v)
-            value.set_x(v)
+            block.set_width(v / count)
+            value.set_x(v / count)
             value.set_text(f" {v}" if reveal or y < 2 else " ?")
         bars.title.set_text(f"softmax - lightning = {facts['difference'] if reveal else '?'}")
         for dot, s in zip(dots, spectra):
-            dot.set_data(np.arange(1, s.size + 1), np.maximum(s, 1e-18))
+            dot.set_data(np.arange(1, s.size + 1) / (count + 1), np.maximum(s, 1e-18))
         dots[1].set_visible(reveal)
         cut_line.set_ydata([cut, cut])
-        limit = next(n for n in (25, 50, 100, 160) if n > facts["parameters"])
-        if spec.get_xlim()[1] != limit:  # a few sizes: the still layer changes only between them
-            bars.set_xlim(0, 1.2 * limit)
-            spec.set_xlim(0, limit)
+        numbers = [n for n in ticker.tick_values(0, count + 1) if n <= count + 1]
+        ticks.set_data(np.divide(numbers, count + 1), np.zeros(len(numbers)))
+        for label, n in zip(labels, numbers + [None] * len(labels)):
+            label.set_visible(n is not None)
+            if n is not None:
+                label.set_x(n / (count + 1))
+                label.set_text(f"{n:.0f}")
 
     return _interactive(show, fig, {**_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)),
                                     "reveal": w.Checkbox(value=reveal, description="reveal")})

@@ -204,7 +204,7 @@ DEMOS = {  # factory, a walk of moves, the setting it ends at
                   {"heads": 2, "a": 2, "prediction": 10}),
     "parameter_split": (parameter_split_explorer, [{"d": 5, "a": 6}, {"d_out": 1}],
                         {"d": 3, "d_out": 3, "a": 2}),
-    "softmax": (softmax_explorer, [{"reveal": True}, {"depth": 2, "width": 5},  # new limits
+    "softmax": (softmax_explorer, [{"reveal": True}, {"depth": 2, "width": 5},  # new x ticks
                                    {"rank": 1}, {"width": 4}, {"reveal": False}, {"rank": 5}],
                 {"depth": 1, "width": 3, "rank": 2, "reveal": False}),
 }
