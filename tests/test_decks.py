@@ -12,7 +12,8 @@ closing slide naming an exercise, the homework sheet and every Bonus section of 
 The browser walk (``-m browser``, needs Chromium like ``test_browser.py``, whose server and
 slideshow it uses) opens each deck directly at 1280x720 and steps with Space through every stop:
 no stop taller than the screen, body text at least 28 px, math rendered, no error shown; at the
-demo it runs the cell live and checks that the sliders and the result are on the screen.
+demo it runs the cell live and checks that the sliders and the result are on the screen, then
+makes one move (a prediction, the reveal box, or a slider's step) and checks them again.
 """
 
 from __future__ import annotations
@@ -376,6 +377,57 @@ def run_demo(deck, index, number):
                f"the demo's controls and result span {result['top']:.0f} to "
                f"{result['bottom']:.0f} px, off the 720 px screen")
     deck.page.screenshot(path=str(deck.tmp_path / f"{deck.stem}-{number:02d}-demo.png"))
+    interact(deck, index, number, state)
+
+
+# JavaScript: one move a student makes first, on the control that changes the most: a prediction
+# (the second of the toggle buttons; a typed number), the reveal box, or else the first slider,
+# whose track the test then clicks. Returns what it did.
+MOVE = """(index) => {
+    const cell = document.querySelectorAll('.reveal .slides .jp-Cell')[index];
+    const button = cell.querySelectorAll('.widget-toggle-buttons button')[1];
+    const box = cell.querySelector('.widget-checkbox input');
+    const typed = cell.querySelector('.widget-text input');
+    if (button) { button.click(); return 'prediction ' + button.innerText; }
+    if (box) { box.click(); return 'ticked ' + box.parentElement.innerText; }
+    if (typed) {
+        typed.value = '10';
+        typed.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+        typed.dispatchEvent(new Event('change', {bubbles: true}));
+        return 'typed 10';
+    }
+    return 'slider';
+}"""
+
+
+def interact(deck, index, number, state):
+    """One move on the demo of cell ``index``: its output changes and, with its controls, stays
+    on the 720 px screen, with no error."""
+    before = deck.page.evaluate(state, index)
+    done = deck.page.evaluate(MOVE, index)
+    if done == "slider":
+        track = deck.cell(index).locator(".widget-slider .noUi-base").first
+        handle = track.locator(".noUi-handle")
+        low, now, high = (float(handle.get_attribute(f"aria-value{end}"))
+                          for end in ("min", "now", "max"))
+        box = track.bounding_box()  # to the far end from the handle: the value changes
+        track.click(position={"x": (0.95 if now <= (low + high) / 2 else 0.05) * box["width"],
+                              "y": box["height"] / 2})
+    result = deck.wait(f"""([index, before]) => {{
+        const s = ({state})(index);
+        return s.text !== before && Array.from(
+            document.querySelectorAll('.reveal .slides .jp-Cell')[index]
+                .querySelectorAll('.widget-output img')).every(img => img.complete) && s;
+    }}""", f"the demo's output to change after {done}", RUN_ALL, arg=[index, before["text"]],
+        seen=lambda: str(deck.page.evaluate(state, index)))
+    deck.wait_for_kernel(f"the kernel to be idle after {done}")
+    result = deck.page.evaluate(state, index)
+    deck.check(not re.search(r"Traceback|\w+Error:", result["text"]),
+               f"after {done}, the demo shows an error: {result['text'][:300]!r}")
+    deck.check(result["top"] >= 0 and result["bottom"] <= VIEWPORT["height"],
+               f"after {done}, the demo's controls and result span {result['top']:.0f} to "
+               f"{result['bottom']:.0f} px, off the 720 px screen")
+    deck.page.screenshot(path=str(deck.tmp_path / f"{deck.stem}-{number:02d}-moved.png"))
 
 
 def walk(deck, nb):
