@@ -90,8 +90,15 @@ def _draw(fig: Figure, *, anew: bool) -> None:
             fig._still_layer = canvas.copy_from_bbox(fig.bbox)  # type: ignore[attr-defined]
         else:
             canvas.restore_region(fig._still_layer)  # type: ignore[attr-defined]
-        for artist in sorted(fig.findobj(lambda a: a.get_animated()), key=lambda a: a.zorder):
+        for artist in sorted(_moving(fig), key=lambda a: a.zorder):
             fig.draw_artist(artist)
+
+
+def _moving(fig: Figure) -> list[Any]:
+    """The animated artists among the children of ``fig`` and of its axes (not looking inside an
+    axis: that would make its ticks, a change to the still layer)."""
+    return [artist for parent in (fig, *fig.axes) for artist in parent.get_children()
+            if artist.get_animated()]
 
 
 def _png(fig: Figure) -> bytes:
@@ -413,77 +420,112 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
     in ``float_rank``), whose cliffs sit at the two dimensions. The difference is ``l``: the
     paper's theorem for one layer; for these equal widths what its conjecture (generic
     identifiability in the virtual weights) gives for deep networks. The returned facts do not
-    depend on ``reveal``.
+    depend on ``reveal``; each setting is computed once (seeded, so the same answer).
     """
+    from functools import cache
     from math import ceil
 
     import ipywidgets as w
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib import rc_context
+    from matplotlib.markers import TICKDOWN
+    from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLocator
+    from matplotlib.transforms import ScaledTranslation
 
     from .differential import jacobian
     from .rank import float_rank, scaled_singular_values
     from .weights import random_weights
+    from .workers import one_blas_thread
 
     seed = _checks.seed("seed", seed)
     reveal = _checks.bool_flag("reveal", reveal)
 
-    def show(depth: int, width: int, rank: int, reveal: bool) -> Facts:
+    @cache
+    def measure(depth: int, width: int, rank: int) -> tuple[Facts, str, list[np.ndarray], float]:
+        """The facts of one setting, the softmax rank's verdict, the scaled singular values of
+        both Jacobians and the cut."""
         lightning = Architecture((width,) * (depth + 1), (rank,) * depth)
         softmax = Architecture(lightning.widths, lightning.ranks, normalization="softmax")
-        certified = dimension(lightning, rng=seed).certified_dimension
-        rng = as_generator(seed)
-        weights = random_weights(softmax, rng)           # the same weights for both networks
-        inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
-        J: dict[str, np.ndarray] = {arch.normalization: jacobian(arch, weights, inputs)
-                                    for arch in (lightning, softmax)}
-        found = float_rank(J["softmax"])
-        formula = formula_dimension(softmax)
-        difference = None if certified is None else found.rank - certified
-        facts: Facts = {"parameters": lightning.parameter_count, "lightning": certified,
-                 "softmax": found.rank, "gap clear": found.is_clear, "difference": difference,
-                 "formula": formula.value, "status": formula.status,
-                 "lightning float": float_rank(J["lightning"]).rank}
-        print(f"widths={lightning.widths} ranks={lightning.ranks} t=3: "
-              f"{lightning.parameter_count} parameters")
-        print(f"  lightning, certified by exact bounds:  {certified}")
-        if not reveal:
-            print("  softmax: ?  (predict it, then tick 'reveal')")
-        else:
-            print(f"  softmax, float rank (gap {found.verdict}):   {found.rank}")
-            if difference is not None:
-                verdict = "= l, the number of layers" if difference == depth else "!= l"
-                print(f"  difference: {difference} {verdict}")
-            print(f"  formula lightning + l [{formula.status}]: {formula.value}")
-        if rank > width:
-            print(f"  (a = {rank} > d = {width}: the extra rank adds parameters, not dimension)")
-        _render(fig, draw, lightning, certified, found, difference, reveal, J)
-        return facts
+        with one_blas_thread():  # small SVDs: threads only slow them down, manyfold under load
+            certified = dimension(lightning, rng=seed).certified_dimension
+            rng = as_generator(seed)
+            weights = random_weights(softmax, rng)           # the same weights for both networks
+            inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
+            J = [jacobian(arch, weights, inputs) for arch in (lightning, softmax)]
+            found, formula = float_rank(J[1]), formula_dimension(softmax)
+            facts: Facts = {
+                "parameters": lightning.parameter_count, "lightning": certified,
+                "softmax": found.rank, "gap clear": found.is_clear,
+                "difference": None if certified is None else found.rank - certified,
+                "formula": formula.value, "status": formula.status,
+                "lightning float": float_rank(J[0]).rank}
+            return facts, found.verdict, [scaled_singular_values(j) for j in J], found.tolerance
 
-    fig, (bars, spec) = _figure(10, 3.3, 2, width_ratios=[1, 1.3], left=0.115, right=0.985,
-                                bottom=0.13, top=0.92, wspace=0.22)
+    def show(depth: int, width: int, rank: int, reveal: bool) -> Facts:
+        facts, verdict, spectra, cut = measure(depth, width, rank)
+        widths, ranks = ", ".join([str(width)] * (depth + 1)), ", ".join([str(rank)] * depth)
+        print(f"widths ({widths}), ranks ({ranks}), t = 3: {facts['parameters']} parameters"
+              + ("; a > d adds parameters only" if rank > width else ""))
+        print(f"lightning {facts['lightning']}, certified by exact bounds; " + (
+            f"softmax {facts['softmax']}, float rank (gap {verdict})" if reveal
+            else "softmax: ?  (predict it, then tick 'reveal')"))
+        if reveal:
+            difference = facts["difference"]
+            relation = "= l, the number of layers" if difference == depth else "!= l"
+            print(f"difference: {difference} {relation}; "
+                  f"formula lightning + l [{facts['status']}]: {facts['formula']}")
+        _render(fig, draw, facts, spectra, cut, reveal)
+        return dict(facts)
 
-    def draw(lightning: Architecture, certified: int | None, found: Any,
-             difference: int | None, reveal: bool, J: dict[str, np.ndarray]) -> None:
-        bars.clear()
-        spec.clear()
-        values = [lightning.parameter_count, certified or 0, found.rank if reveal else 0]
-        bars.barh(["parameters", "lightning", "softmax"], values, color=["0.7", "C0", "C1"])
-        for y, v in enumerate(values):
-            bars.text(v, y, f" {v}" if reveal or y < 2 else " ?", va="center", fontsize=13)
-        bars.set_xlim(0, 1.25 * lightning.parameter_count)
-        bars.tick_params(labelsize=11)
+    # Both x axes span a fixed 0..1, the counts drawn as fractions of the parameter count (bars)
+    # and of one more than it (singular values), the spectrum's tick labels in the moving layer:
+    # a new architecture changes no limit, so no move redraws the still layer.
+    fig, (bars, spec) = _figure(10.5, 2.8, 2, width_ratios=[1, 1.7], left=0.135, right=0.985,
+                                bottom=0.22, top=0.88, wspace=0.12)
+    with rc_context(_ROOM_STYLE):
+        blocks = bars.barh(["parameters", "lightning", "softmax"], [1, 1, 1],
+                           color=["0.7", "C0", "C1"])
+        values = [bars.text(0, y, "", va="center", fontsize=18) for y in range(3)]
+        bars.set(xlim=(0, 1.25), xticks=[])  # the values are written on the bars
         bars.invert_yaxis()
-        bars.set_title("softmax - lightning = " + (f"{difference}" if reveal else "?"))
-        shown = [("lightning", "C0")] + ([("softmax", "C1")] if reveal else [])
-        for name, color in shown:
-            s = scaled_singular_values(J[name])
-            spec.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), "o", ms=3,
-                          color=color, label=f"{name} Jacobian")
-        spec.axhline(found.tolerance, color="0.4", ls="--", lw=1, label="cut (float rank)")
-        spec.set(xlabel="singular value number", ylabel="relative size", ylim=(1e-18, 3),
-                 title="Scaled singular values: each cliff is a dimension")
-        spec.xaxis.set_major_locator(MaxNLocator(integer=True))
-        spec.legend(fontsize=10, loc="center left")
+        dots = [spec.semilogy([], [], "o", ms=4, color=color, label=name)[0]
+                for name, color in (("lightning", "C0"), ("softmax", "C1"))]
+        cut_line = spec.axhline(1, color="0.4", ls="--", lw=1, label="cut")
+        spec.set(xlim=(0, 1), xticks=[], ylim=(1e-18, 3), xlabel="singular value number",
+                 title="scaled singular values, a cliff per dimension")
+        spec.xaxis.set_label_coords(0.5, -0.2)
+        # fixed ticks, plain labels (no mathtext)
+        spec.yaxis.set_major_locator(FixedLocator([1e-15, 1e-10, 1e-5, 1]))
+        spec.yaxis.set_major_formatter(FixedFormatter(["1e-15", "1e-10", "1e-5", "1"]))
+        spec.yaxis.set_minor_locator(NullLocator())
+        spec.legend(loc="center left", handlelength=1, borderaxespad=0.3)
+        below = spec.get_xaxis_transform()  # x in data, y in axes fractions
+        ticks, = spec.plot([], [], "k", marker=TICKDOWN, ls="", ms=3.5, transform=below,
+                           clip_on=False)
+        labels = [spec.text(0, 0, "", ha="center", va="top", transform=below + ScaledTranslation(
+            0, -7 / 72, fig.dpi_scale_trans)) for _ in range(6)]
+    for artist in [*blocks, *values, bars.title, *dots, cut_line, ticks, *labels]:
+        artist.set_animated(True)
+    ticker = MaxNLocator(nbins=5, integer=True)
+
+    def draw(facts: Facts, spectra: list[np.ndarray], cut: float, reveal: bool) -> None:
+        count = facts["parameters"]
+        shown = [count, facts["lightning"] or 0, facts["softmax"] if reveal else 0]
+        for y, (block, value, v) in enumerate(zip(blocks, values, shown)):
+            block.set_width(v / count)
+            value.set_x(v / count)
+            value.set_text(f" {v}" if reveal or y < 2 else " ?")
+        bars.title.set_text(f"softmax - lightning = {facts['difference'] if reveal else '?'}")
+        for dot, s in zip(dots, spectra):
+            dot.set_data(np.arange(1, s.size + 1) / (count + 1), np.maximum(s, 1e-18))
+        dots[1].set_visible(reveal)
+        cut_line.set_ydata([cut, cut])
+        numbers = [n for n in ticker.tick_values(0, count + 1) if n <= count + 1]
+        ticks.set_data(np.divide(numbers, count + 1), np.zeros(len(numbers)))
+        for label, n in zip(labels, numbers + [None] * len(labels)):
+            label.set_visible(n is not None)
+            if n is not None:
+                label.set_x(n / (count + 1))
+                label.set_text(f"{n:.0f}")
 
     return _interactive(show, fig, {**_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)),
                                     "reveal": w.Checkbox(value=reveal, description="reveal")})
@@ -587,11 +629,15 @@ def boundary_explorer() -> ipywidgets.interactive:
 
     The student first predicts ``inside`` (attained, ``z`` not parallel to ``k``), ``boundary``
     (the cone ``beta^2 + gamma^2 = alpha^2``, ``z || k``) or ``outside`` (not attained); the verdict
-    and the picture (the ``(beta, gamma)``-plane at height ``alpha`` and a meridian plane) appear
-    only after the prediction. Moving a slider clears the prediction, so every new point is
-    predicted first. The result holds the verdict whether or not a prediction was made.
+    and the picture (the ``(beta, gamma)``-plane at height ``alpha``, a meridian plane and the
+    verdict's numbers) appear only after the prediction. Moving a slider clears the prediction,
+    so every new point is predicted first. The result holds the verdict whether or not a
+    prediction was made.
     """
     import ipywidgets as w
+    from matplotlib import rc_context
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from .identify import factor_quadric
     from .singularities import SLICE_POSITIONS, quadratic_factor, slice_matrix, slice_position
@@ -601,11 +647,8 @@ def boundary_explorer() -> ipywidgets.interactive:
 
     inside, boundary, outside = SLICE_POSITIONS
     colors: dict[str, str] = dict(zip(SLICE_POSITIONS, ("C2", "C1", "C3")))
-    stories = dict(zip(SLICE_POSITIONS, (
-        "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
-        "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
-        "phi(X) = ||X^T k||^2 v q^T X",
-        "outside M: S is definite, x^T S x has no real linear factors; not attained")))
+    names: dict[str, str] = dict(zip(SLICE_POSITIONS, ("inside M", "on the boundary",
+                                                       "outside M")))
 
     def show(alpha: float, beta: float, gamma: float, prediction: str) -> Facts:
         S = slice_matrix(alpha, beta, gamma)
@@ -620,64 +663,83 @@ def boundary_explorer() -> ipywidgets.interactive:
                                                    atol=1e-9 * np.abs(S).max()))
             facts["cos"] = rounded(abs(z @ k) / (np.linalg.norm(z) * np.linalg.norm(k)), 3)
         rows = "], [".join(", ".join(f"{rounded(x, 2):+.2f}" for x in row) for row in S)
-        print(f"S = [[{rows}]]")
         if not prediction:
-            print("Predict first: is S = sym(z k^T) for some real z, k? Choose inside M, "
-                  "boundary or outside M above; the verdict and the picture appear then.")
+            print(f"S = [[{rows}]]")
+            print("Predict first: is S = sym(z k^T) for real z, k? Inside M, boundary, "
+                  "outside M?")
             return facts
-        verdict = "right" if facts["correct"] else f"not quite: the point is {position}"
-        print(f"your prediction: {prediction}, {verdict}")
-        print(f"beta^2 + gamma^2 - alpha^2 = -det S = {rounded(excess, 3):+.3f}")
-        print(stories[position] if S.any() else "S = 0: the zero function, a boundary point")
-        if position == outside:
-            sign = "positive" if alpha > 0 else "negative"
-            print(f"x^T S x is {sign} definite: it vanishes only at x = 0, so it is no product "
-                  "(z . x)(k . x)")
-        elif S.any():
-            print(f"factors found by factor_quadric: sym(z k^T) = S: {facts['reproduced']};  "
-                  f"|cos angle(z, k)| = {facts['cos']:.3f}")
-        _render(fig, draw, alpha, beta, gamma, position)
+        verdict = "right" if facts["correct"] else f"not quite, it is {position}"
+        print(f"S = [[{rows}]]; prediction {prediction}: {verdict}")
+        excess_text = f"-det S = {rounded(excess, 3):+.3f}"
+        if not S.any():
+            print("S = 0: the zero function, a boundary point")
+        elif position == outside:
+            print(f"{excess_text} < 0: x^T S x is {'positive' if alpha > 0 else 'negative'} "
+                  "definite, no product (z . x)(k . x)")
+        elif position == boundary:
+            print(f"{excess_text}: z || k, phi(X) = ||X^T k||^2 v q^T X; factor_quadric "
+                  f"reproduces S: {facts['reproduced']}")
+        else:
+            print(f"{excess_text} > 0: factor_quadric finds z, k with sym(z k^T) = S: "
+                  f"{facts['reproduced']}")
+        _render(fig, draw, alpha, beta, gamma, position, facts, excess_text)
         return facts
 
-    fig, (left, right) = _figure(9, 3.8, 2, left=0.07, right=0.98, bottom=0.15, top=0.9,
-                                 wspace=0.25)
+    fig, (left, right) = _figure(10.5, 2.8, 2, width_ratios=[2, 1], left=0.065, right=0.47,
+                                 bottom=0.22, top=0.88, wspace=0.35)
     theta = np.linspace(0, 2 * np.pi, 200)
-    disc, = left.fill(np.cos(theta), np.sin(theta), color="C3", alpha=0.15, lw=0)
-    cone, = left.plot(np.cos(theta), np.sin(theta), "k", lw=1.2, label="boundary: det S = 0")
-    hyperboloid, = left.plot(np.cos(theta), np.sin(theta), "k--", lw=0.8,
-                             label="hyperboloid det S = -1")
-    point, = left.plot([0], [0], "o", ms=9)
-    # plain Unicode labels keep a move fast (mathtext is slow)
-    left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ")
-    left.legend(fontsize=9, loc="lower left")
-    r = np.linspace(0, 3, 50)
-    right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
-    right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
-    right.plot(r, r, "k", lw=1.2)
-    right.plot(r, -r, "k", lw=1.2)
-    s = np.linspace(-3, 3, 100)
-    right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
-    meridian_point, = right.plot([0], [0], "o", ms=9)
-    right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal", xlabel="√(β² + γ²)", ylabel="α",
-              title="a meridian: the cone is 2 lines")
+    r, s = np.linspace(0, 3, 50), np.linspace(-3, 3, 100)
+    with rc_context(_ROOM_STYLE):
+        # plain Unicode labels, 3 ticks an axis, fixed limits: a move redraws the moving layer only
+        disc, = left.fill(theta, theta, color="C3", alpha=0.15, lw=0)
+        cone, = left.plot(theta, theta, "k", lw=1.2)
+        hyperboloid, = left.plot(theta, theta, "k--", lw=0.8)
+        point, = left.plot([0], [0], "o", ms=10)
+        left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ",
+                 xticks=[-2, 0, 2], yticks=[-2, 0, 2])
+        right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
+        right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
+        right.plot(r, r, "k", r, -r, "k", lw=1.2)
+        right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
+        meridian_point, = right.plot([0], [0], "o", ms=10)
+        right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal", xlabel="√(β² + γ²)", ylabel="α",
+                  xticks=[0, 2], yticks=[-2, 0, 2], title="meridian")
+        lines = [fig.text(0.56, y, "", fontsize=size, weight=weight, va="top")
+                 for y, size, weight in ((0.95, 20, "bold"), (0.73, 16, "normal"),
+                                         (0.55, 16, "normal"))]
+        fig.legend(handles=[Line2D([], [], color="k", lw=1.2, label="cone det S = 0"),
+                            Line2D([], [], color="k", ls="--", lw=0.8, label="det S = −1"),
+                            Patch(color="C3", alpha=0.15, label="not attained")],
+                   loc="lower left", bbox_to_anchor=(0.55, 0), frameon=False, ncols=2,
+                   handlelength=1.5, columnspacing=1)
+    for artist in (disc, cone, hyperboloid, point, meridian_point, left.title, *lines):
+        artist.set_animated(True)
 
-    def draw(alpha: float, beta: float, gamma: float, position: str) -> None:
+    def draw(alpha: float, beta: float, gamma: float, position: str, facts: Facts,
+             excess_text: str) -> None:
         a, rho = abs(alpha), np.sqrt(1 + alpha**2)
         disc.set_xy(np.column_stack([a * np.cos(theta), a * np.sin(theta)]))
         cone.set_data(a * np.cos(theta), a * np.sin(theta))
         hyperboloid.set_data(rho * np.cos(theta), rho * np.sin(theta))
         point.set_data([beta], [gamma])
         meridian_point.set_data([np.hypot(beta, gamma)], [alpha])
-        for dot in (point, meridian_point):
+        for dot in (point, meridian_point, lines[0]):
             dot.set_color(colors[position])
-        left.set_title(f"the plane α = {rounded(alpha, 2):.2f} (shaded: not attained)")
+        left.title.set_text(f"plane α = {rounded(alpha, 2):.2f}")
+        lines[0].set_text(names[position] + (", as predicted" if facts["correct"] else
+                                             f", not {names[facts['prediction']]}"))
+        lines[1].set_text(excess_text.replace("-det", "−det").replace("= -", "= −"))
+        lines[2].set_text("S definite: not attained" if position == outside
+                          else "S = 0" if facts["cos"] is None
+                          else f"|cos ∠(z, k)| = {facts['cos']:.3f}")
 
     sliders = {name: w.FloatSlider(value=value, min=-2.0, max=2.0, step=0.05, description=name,
                                    continuous_update=False)
                for name, value in (("alpha", 0.5), ("beta", 1.0), ("gamma", 0.0))}
     sliders["prediction"] = w.ToggleButtons(
         options=[("?", ""), ("inside M", inside), ("boundary", boundary),
-                 ("outside M", outside)], value="", description="prediction")
+                 ("outside M", outside)], value="", description="prediction",
+        layout=w.Layout(display="flex", align_items="center"))  # label and buttons on one row
 
     def ask_again(_: object) -> None:
         sliders["prediction"].value = ""
