@@ -90,8 +90,15 @@ def _draw(fig: Figure, *, anew: bool) -> None:
             fig._still_layer = canvas.copy_from_bbox(fig.bbox)  # type: ignore[attr-defined]
         else:
             canvas.restore_region(fig._still_layer)  # type: ignore[attr-defined]
-        for artist in sorted(fig.findobj(lambda a: a.get_animated()), key=lambda a: a.zorder):
+        for artist in sorted(_moving(fig), key=lambda a: a.zorder):
             fig.draw_artist(artist)
+
+
+def _moving(fig: Figure) -> list[Any]:
+    """The animated artists among the children of ``fig`` and of its axes (not looking inside an
+    axis: that would make its ticks, a change to the still layer)."""
+    return [artist for parent in (fig, *fig.axes) for artist in parent.get_children()
+            if artist.get_animated()]
 
 
 def _png(fig: Figure) -> bytes:
@@ -123,81 +130,73 @@ def _sliders(**ranges: tuple[int, int, int]) -> dict[str, ipywidgets.IntSlider]:
             for name, (low, value, high) in ranges.items()}
 
 
+def _powers(*exponents: int) -> tuple[list[float], list[str]]:
+    """Log-axis ticks ``10^k`` and their labels in superscript digits (no mathtext: cheap)."""
+    digits = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+    return ([10.0 ** k for k in exponents],
+            [{0: "1", 1: "10"}.get(k, "10" + str(k).translate(digits)) for k in exponents])
+
+
 def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
                         sizes: bool = False) -> ipywidgets.interactive:
     """Sliders for ``d, d', a, t``: the cost of both orders against ``t``; with ``sizes``, the size.
 
-    On log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)`` for
-    ``t = 1..64`` (``multiplication_counts``), the tokens where they tie marked, the current ``t``
-    as dots with both counts. With ``sizes``, a second panel on a log scale: monomials per output
-    entry at ``t``, span dimension and parameters. The other keywords set the sliders' starting
-    values; the callback returns the counts and the sizes, drawn or not.
+    On fixed log-log axes: the multiplications of ``V X (X^T A X)`` and of ``(V X X^T)(A X)``
+    for ``t = 1..64`` (``multiplication_counts``), the token where they tie marked, the current
+    ``t`` as dots, both counts in the title. With ``sizes``, a second panel on a log scale:
+    monomials per output entry at ``t``, span dimension and parameters. The other keywords set
+    the sliders' starting values; the callback returns the counts and the sizes.
     """
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+    from matplotlib import rc_context
 
     sizes = _checks.bool_flag("sizes", sizes)
 
     ts = np.arange(1, 65)
-    powers = 10 ** np.arange(0, 9)
-    plain = FuncFormatter(lambda value, _: f"{value:,.0f}")
-    fig, axes = _figure(11 if sizes else 6.5, 3.8, 1 + sizes, left=0.1 if sizes else 0.15,
-                        right=0.97, bottom=0.15, top=0.9, wspace=0.5)
+    fig, axes = _figure(11 if sizes else 8, 3.5, 1 + sizes, left=0.08 if sizes else 0.12,
+                        right=0.97, bottom=0.17, top=0.89, wspace=0.62,
+                        width_ratios=[1.25, 1][:1 + sizes])
     ax = axes[0]
-    quadratic, = ax.loglog(ts, ts, color="C3", lw=2.5, label="as written: V X (XᵀAX)")
-    linear, = ax.loglog(ts, ts, color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
-    dots, = ax.plot([1, 1], [1, 1], "ko", ms=6, label="t")
-    ax.set(xlabel="tokens t (log)", ylabel="multiplications (log)")
-    legend = ax.legend(loc="upper left", fontsize=11)
-    ties: list[Any] = []
-    if sizes:
-        bx = axes[1]
-        bars = bx.barh(range(3), [1, 1, 1], color=["C2", "C1", "0.6"])
-        labels = [bx.text(1, y, "", va="center", fontsize=12) for y in range(3)]
-        bx.set_xscale("log")
-        bx.invert_yaxis()
-    for axis in axes:
-        axis.tick_params(labelsize=12)
-        axis.xaxis.label.set_size(12)
-        axis.yaxis.label.set_size(12)
-        for side in (axis.xaxis, axis.yaxis):
-            side.set_minor_locator(NullLocator())
-    # fixed ticks instead of log locators, no minor ticks, no mathtext: a cheap redraw
-    ax.xaxis.set_major_locator(FixedLocator([1, 10]))
-    for side in (ax.xaxis, ax.yaxis) + ((bx.xaxis,) if sizes else ()):
-        side.set_major_formatter(plain)
+    with rc_context(_ROOM_STYLE):  # the axes fixed over the sliders' whole range
+        quadratic, = ax.loglog(ts, ts, color="C3", lw=2.5, label="as written: V X (XᵀAX)")
+        linear, = ax.loglog(ts, ts, color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
+        dots, = ax.plot([1, 1], [1, 1], "ko", ms=6)
+        tie, = ax.plot([1, 1], [1, 1], color="0.4", ls="--", lw=1.5)  # up to the curves
+        tie_label = ax.text(1, 0.04, "", transform=ax.get_xaxis_transform(), color="0.25")
+        ax.set(xlabel="tokens t (log)", ylabel="multiplications", xlim=(0.9, 72), ylim=(1, 1e7))
+        ax.set_xticks([1, 4, 16, 64], ["1", "4", "16", "64"])
+        ax.set_yticks(*_powers(0, 2, 4, 6))
+        ax.legend(loc="upper left", frameon=False)
+        moving = [quadratic, linear, dots, tie, tie_label, ax.title]
+        if sizes:
+            bx = axes[1]
+            bars = bx.barh(range(3), [1, 1, 1], color=["C2", "C1", "0.6"])
+            labels = [bx.text(1, y, "", va="center") for y in range(3)]
+            bx.set(xscale="log", xlim=(0.5, 1e8), ylim=(2.6, -0.6))
+            bx.set_xticks(*_powers(0, 2, 4, 6))
+            bx.set_yticks(range(3), ["monomials per\noutput entry", "span dimension",
+                                     "parameters"])
+            moving += [*bars, *labels, bx.title]
+        for axis in axes:
+            axis.minorticks_off()
+    for artist in moving:
+        artist.set_animated(True)
 
-    def draw(d: int, d_out: int, a: int, t: int, curves: dict[str, np.ndarray],
-             facts: Facts) -> None:
+    def draw(t: int, curves: dict[str, np.ndarray], facts: Facts) -> None:
         quadratic.set_ydata(curves["quadratic"])
         linear.set_ydata(curves["linear"])
         costs = curves["quadratic"][t - 1], curves["linear"][t - 1]
         dots.set_data([t, t], costs)
-        legend.get_texts()[2].set_text(f"t = {t}: {costs[0]:,} and {costs[1]:,}")
-        for artist in ties:
-            artist.remove()
-        ties[:] = [artist for s in facts["tokens where both orders cost the same"] for artist in (
-            ax.axvline(s, color="0.4", ls="--", lw=1),
-            ax.annotate(f" tie at t = {s}", (s, curves["linear"][s - 1]),
-                        xytext=(4, -22 if s > 2 else 10), textcoords="offset points",
-                        fontsize=12, color="0.25"))]
-        ax.set_title(f"cost of one layer, d = {d}, d' = {d_out}, a = {a}")
-        ax.relim()
-        ax.autoscale_view()
-        low, high = ax.get_ylim()
-        ax.yaxis.set_major_locator(FixedLocator(powers[(powers >= low) & (powers <= high)]))
+        ax.title.set_text(f"t = {t}: {costs[0]:,} as written, {costs[1]:,} re-associated")
+        s, = facts["tokens where both orders cost the same"]  # t = d, and d <= 16 < 64
+        tie.set_data([s, s], [1, curves["linear"][s - 1]])
+        tie_label.set(x=s, text=f" tie at t = {s}")
         if sizes:
             values = [facts["monomials per output entry"],
                       facts["span dimension of the neuromanifold"], facts["parameters"]]
-            bx.set_yticks(range(3), [f"monomials per\noutput entry at t = {t}",
-                                     "span dimension", "parameters"])
             for bar, label, v in zip(bars, labels, values):
                 bar.set_width(v)
-                label.set_x(v)
-                label.set_text(f" {v:,}")
-            bx.set_xlim(0.5, 20 * max(values))  # from 0.5: a value of 1 still shows a bar
-            bx.set_title("size of the layer" + (" (t = 1: degenerate)" if t == 1 else ""))
-            bar_ticks = powers[powers <= 20 * max(values)]
-            bx.xaxis.set_major_locator(FixedLocator(bar_ticks[::-(-len(bar_ticks) // 5)]))
+                label.set(x=v, text=f" {v:,}")
+            bx.title.set_text(f"size at t = {t}" + (" (degenerate)" if t == 1 else ""))
 
     def show(d: int, d_out: int, a: int, t: int) -> Facts:
         costs = multiplication_counts(d, d_out, a, t)
@@ -212,7 +211,7 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
             "tokens where both orders cost the same":
                 [int(s) for s in ts[curves["quadratic"] == curves["linear"]]],
         }
-        _render(fig, draw, d, d_out, a, t, curves, facts)
+        _render(fig, draw, t, curves, facts)
         return facts
 
     sliders = _sliders(d=(1, d, 16), d_out=(1, d_out, 8), a=(1, a, 16), t=(1, t, 64))
@@ -231,6 +230,8 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
     ``A`` printed); relative to ``phi``, or, when ``phi = 0``, the largest output of the moved
     layer on random inputs.
     """
+    from matplotlib import rc_context
+
     seed = _checks.seed("seed", seed)
     arch = Architecture((d, d_out), (d,))  # checks d and d_out
     zero, swap, _ = FIBER_CASES
@@ -238,6 +239,7 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
         "phi = 0, the fiber is {A = 0} u {V = 0}, far more than a curve",
         "two curves, exchanged by the swap (k q^T, v z^T) -> (z q^T, v k^T)",
         "the fiber is the single curve (lambda A, V / lambda)")))
+    names = ["scaling (2A, V/2)", "random nudge 1e-3", "rank-one swap"]
 
     def show(rank_A: int, rank_V: int) -> Facts:
         rng = as_generator(seed)
@@ -246,8 +248,8 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
         layer = layer_from_attention(A, V)
         case = fiber_kind(layer)
         nudge = 1e-3 * rng.normal(size=A.shape)
-        moves = {"scaling (2A, V/2)": layer_from_attention(2 * A, V / 2),
-                 "random nudge 1e-3": layer_from_attention(A + nudge, V)}
+        moves = dict(zip(names, (layer_from_attention(2 * A, V / 2),
+                                 layer_from_attention(A + nudge, V))))
         if case == swap:
             moves["rank-one swap"] = rank_one_swap(layer)
         if case == zero:  # no relative change from 0: the size of the moved function instead
@@ -258,50 +260,48 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
             distances = {name: function_distance(arch, [layer], [other], rng=seed)
                          for name, other in moves.items()}
         print(f"rk A = {rank_A}, rk V = {rank_V}: {stories[case]}")
-        change = ("largest output of phi after the move" if case == zero
-                  else "relative change of phi")
+        change = "largest output" if case == zero else "relative change of phi"
         size = (f"{100 * np.linalg.norm(nudge) / np.linalg.norm(A):.1g} % of |A| = "
                 f"{np.linalg.norm(A):.2f}" if rank_A else "A was 0")
         for name, value in distances.items():
-            verdict = "< 1e-10, the same function" if value < 1e-10 else f"{value:.0e}"
+            verdict = "< 1e-10, same function" if value < 1e-10 else f"{value:.0e}"
             note = f" (the nudge: {size})" if name.startswith("random nudge") else ""
-            print(f"{name:>20}: {change} {verdict}{note}")
-        _render(fig, draw, rank_A, rank_V, case, change, distances)
+            print(f"{name:>17}: {change} {verdict}{note}")
+        _render(fig, draw, rank_A, rank_V, case, distances)
         return {"case": case, **distances}
 
     # Log bars from a floor below rounding (1e-18), so that an exact 0 still shows a stub;
-    # green: the same function (< 1e-10), red: a different one. Each bar says its value.
+    # green: the same function (< 1e-10), red: a different one. Each bar says its value; one
+    # row per move, the swap's empty where it does not exist. Only the moving layer changes.
     floor = 1e-18
-    fig, (ax,) = _figure(7.5, 2.6)
-    bars = ax.barh(range(3), [1, 1, 1], left=floor)
-    labels = [ax.text(1, y, "", va="center", fontsize=11) for y in range(3)]
-    ax.set_xscale("log")
-    ax.set_xlim(floor, 1e3)
-    ax.axvline(1e-10, color="0.3", lw=1, ls="--")
-    legend = ax.text(1e-10, 0, "same function | changed", ha="center", va="center", fontsize=10)
-    ax.tick_params(labelsize=11)
+    fig, (ax,) = _figure(8, 2.8, left=0.28, right=0.97, bottom=0.26, top=0.87)
+    with rc_context(_ROOM_STYLE):
+        bars = ax.barh(range(3), [1, 1, 1], left=floor)
+        labels = [ax.text(1, y, "", va="center") for y in range(3)]
+        ax.set(xscale="log", xlim=(floor, 1e3), ylim=(2.5, -1.1))
+        ax.set_xticks(*_powers(-18, -12, -6, 0))
+        ax.set_yticks(range(3), names)
+        ax.minorticks_off()
+        ax.axvline(1e-10, color="0.3", lw=1.5, ls="--")
+        ax.text(1e-10, -0.75, "same function ", ha="right", va="center", color="C2")
+        ax.text(1e-10, -0.75, " changed", va="center", color="C3")
+        quantity = ax.text(0.5, -0.2, "", transform=ax.transAxes, ha="center", va="top")
+    for artist in (*bars, *labels, quantity, ax.title):
+        artist.set_animated(True)
 
-    def draw(rank_A: int, rank_V: int, case: str, change: str,
-             distances: dict[str, float]) -> None:
-        height = 0.8 + 0.6 * len(distances)  # margins in inches: the same for 2 or 3 bars
-        fig.set_size_inches(7.5, height)
-        fig.subplots_adjust(left=1.75 / 7.5, right=1 - 0.3 / 7.5, bottom=0.6 / height,
-                            top=1 - 0.35 / height)
-        names, values = list(distances), list(distances.values())
-        for y, (bar, label) in enumerate(zip(bars, labels)):
-            bar.set_visible(y < len(values))
-            label.set_visible(y < len(values))
-            if y < len(values):
-                v = values[y]
+    def draw(rank_A: int, rank_V: int, case: str, distances: dict[str, float]) -> None:
+        for name, bar, label in zip(names, bars, labels):
+            v = distances.get(name)
+            bar.set_visible(v is not None)
+            if v is None:
+                label.set(x=3 * floor, text=" none here")
+            else:
                 bar.set_width(max(v, 3 * floor) - floor)
                 bar.set_color("C2" if v < 1e-10 else "C3")
-                label.set_x(max(v, 3 * floor))
-                label.set_text(" exactly 0" if v == 0 else f" {v:.0e}")
-        ax.set_yticks(range(len(names)), names)
-        legend.set_y(len(names) - 0.1)
-        ax.set_ylim(len(names) + 0.2, -0.6)  # top to bottom, with a line for the legend text
-        ax.set_xlabel(f"{change} (log scale)" + (", phi was 0" if case == zero else ""))
-        ax.set_title(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
+                label.set(x=max(v, 3 * floor), text=" exactly 0" if v == 0 else f" {v:.0e}")
+        quantity.set_text("largest output after the move, φ = 0 (log)" if case == zero
+                          else "relative change of φ (log)")
+        ax.title.set_text(f"rk A = {rank_A}, rk V = {rank_V}: case '{case}'")
 
     return _interactive(show, fig, _sliders(rank_A=(0, 1, d), rank_V=(0, 1, min(d, d_out))))
 
@@ -313,69 +313,99 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     ``a = 1, ..., 9`` (the fiber is the gap between them), with the current ``a`` marked by its
     exact rank. Right: at the current setting, the parameters, the upper bound (parameters minus
     the rank of the known fiber directions), the exact rank mod p (the lower bound), the float
-    rank and the formula. Prints one line with the formula and the exact rank, and a message when
-    there is no formula or the two bounds do not meet. Returns the facts it drew.
+    rank and the formula. Both panels count on one scale, ``0..top`` with ``top`` the first of
+    25, 50, 100, 200 at least the parameters at ``a = 9``: it changes only with ``d`` and ``d'``.
+    Prints two lines: the formula (or why there is none), then the float rank with its gap, the
+    exact rank and the certified dimension, or that the two bounds do not meet. Returns the facts
+    it drew.
     """
+    from functools import lru_cache
+
+    from matplotlib import rc_context
+
     seed = _checks.seed("seed", seed)
     ranks = np.arange(1, 10)
 
-    def show(d: int, d_out: int, a: int, t: int) -> Facts:
+    @lru_cache(maxsize=256)
+    def measure(d: int, d_out: int, a: int, t: int) -> tuple[Architecture, Any, Any, Any]:
+        """The setting's architecture, formula, certified bounds and float rank (seeded)."""
         arch = Architecture((d, d_out), (a,), tokens=t)
-        formula = formula_dimension(arch)
-        exact = dimension(arch, rng=seed)
         floating = dimension(arch, method="float", rng=seed).float_reading
         assert floating is not None  # method="float" reads a float rank
+        return arch, formula_dimension(arch), dimension(arch, rng=seed), floating
+
+    def show(d: int, d_out: int, a: int, t: int) -> Facts:
+        arch, formula, exact, floating = measure(d, d_out, a, t)
         facts: Facts = {"parameters": arch.parameter_count, "formula": formula.value,
-                 "float rank": floating.rank, "gap clear": floating.is_clear,
-                 "exact rank": exact.rank, "upper bound": exact.upper_bound,
-                 "certified": exact.certified_dimension,
-                 "fiber": None if exact.certified_dimension is None
-                 else arch.parameter_count - exact.certified_dimension}
-        print(f"{arch}:  {arch.parameter_count} parameters   "
-              f"formula [{formula.status}] {formula.value}   "
-              f"float rank {floating.rank} (gap {floating.gap:.1e}, {floating.verdict})   "
-              f"exact rank {exact.rank}   certified {exact.certified_dimension}")
-        if formula.value is None:
-            print(f"no formula: {formula.reason}")
-        if exact.certified_dimension is None:
-            print(f"the bounds do not meet: {exact.rank} <= dim <= {exact.upper_bound}")
+                        "float rank": floating.rank, "gap clear": floating.is_clear,
+                        "exact rank": exact.rank, "upper bound": exact.upper_bound,
+                        "certified": exact.certified_dimension,
+                        "fiber": None if exact.certified_dimension is None
+                        else arch.parameter_count - exact.certified_dimension}
+        print(f"formula [{formula.status}] {formula.value}" if formula.value is not None
+              else f"formula [{formula.status}]: {formula.reason}")
+        print(f"float rank {floating.rank} (gap {floating.gap:.1e}, {floating.verdict}), " + (
+            f"exact rank {exact.rank}, certified {exact.certified_dimension}"
+            if exact.certified_dimension is not None else
+            f"the bounds do not meet: exact rank {exact.rank} <= dim <= {exact.upper_bound}"))
         _render(fig, draw, arch, a, formula, exact, floating)
         return facts
 
-    fig, (ax, bx) = _figure(11, 3.8, 2, left=0.065, right=0.985, bottom=0.14, top=0.9,
-                            wspace=0.4)
+    fig, (ax, bx) = _figure(10.6, 3.1, 2, left=0.07, right=0.96, bottom=0.18, top=0.88,
+                            wspace=0.45)
+    with rc_context(_ROOM_STYLE):  # the artists made here take the room's sizes
+        params, = ax.plot(ranks, ranks, "s-", color="0.5", label="parameters")
+        dims, = ax.plot(ranks, ranks, "o-", color="C1", lw=2, label="dimension")
+        fiber = ax.fill_between(ranks, ranks, ranks, color="C1", alpha=0.12)
+        fiber_label = ax.text(8.8, 1, "fiber", color="C1", ha="right", va="center")
+        marker, = ax.plot([1, 1], [0, 1], color="0.7", lw=1)  # up to the parameters at a
+        star, = ax.plot([1], [1], "*", color="C2", ms=18, label="exact rank")
+        ax.legend(loc="upper left", handlelength=1.2, borderaxespad=0.3, labelspacing=0.25)
+        no_formula = ax.text(0.97, 0.06, "t = 1: no formula", color="C3", ha="right",
+                             transform=ax.transAxes)
+        ax.set(xlabel="attention rank a", ylabel="count", xticks=[1, 3, 5, 7, 9],
+               xlim=(0.5, 9.5))
+        names = ["parameters", "upper bound", "exact rank", "float rank", "formula"]
+        bars = bx.barh(names, np.ones(5), color=["0.7", "C3", "C2", "C0", "C1"])
+        values = [bx.text(0, y, "", va="center") for y in range(5)]
+        bx.invert_yaxis()
+        for artist in [params, dims, fiber, fiber_label, marker, star, no_formula, ax.title,
+                       bx.title, *bars, *values]:
+            artist.set_animated(True)
 
     def draw(arch: Architecture, a: int, formula: Any, exact: Any, floating: Any) -> None:
         (d, d_out), t = arch.widths, arch.tokens
         sweep = [Architecture((d, d_out), (int(r),), tokens=t) for r in ranks]
-        params = [s.parameter_count for s in sweep]
-        dims = [formula_dimension(s).value for s in sweep]
-        ax.clear()
-        bx.clear()
-        ax.plot(ranks, params, "s-", color="0.5", label="parameters")
-        if dims[0] is not None:
-            ax.plot(ranks, dims, "o-", color="C1", lw=2, label="dimension (formula)")
-            ax.fill_between(ranks, dims, params, color="C1", alpha=0.12, label="fiber")
-        else:
-            ax.text(1, 0.62 * max(params), "t = 1: no formula", color="C3",  # above the curve
-                    backgroundcolor="white")
-        ax.axvline(a, color="0.7", lw=1)
-        ax.plot([a], [exact.rank], "*", color="C2", ms=16, label=f"exact rank at a = {a}")
-        ax.set(xlabel="attention rank a", ylabel="count", ylim=(0, 1.1 * max(params)),
-               title=f"d = {d}, d' = {d_out}, t = {t}: parameters against dimension")
-        ax.legend(loc="upper left", fontsize=9)
-        labels = ["parameters", "upper bound", "exact rank\n(lower bound)", "float rank",
-                  f"formula [{formula.status}]"]
-        values = [arch.parameter_count, exact.upper_bound, exact.rank, floating.rank,
-                  formula.value or 0]
-        bx.barh(labels, values, color=["0.7", "C3", "C2", "C0", "C1"])
-        for y, v in enumerate(values):
-            bx.text(v, y, f" {v}" if y < 4 or formula.value is not None else " none", va="center")
-        bx.set_xlim(0, 1.2 * arch.parameter_count)
-        bx.invert_yaxis()
+        counts = [s.parameter_count for s in sweep]
+        formulas = [formula_dimension(s).value for s in sweep]
+        top = next(top for top in (25, 50, 100, 200) if top >= counts[-1])
+        if ax.get_ylim() != (0, top):  # a new scale: the one move that redraws the axes
+            ax.set(ylim=(0, top), yticks=np.linspace(0, top, 6))
+            bx.set(xlim=(0, top), xticks=np.linspace(0, top, 6))
+        params.set_ydata(counts)
+        for artist in (dims, fiber, fiber_label):
+            artist.set_visible(formula.value is not None)
+        no_formula.set_visible(formula.value is None)
+        if formula.value is not None:
+            dims.set_ydata(formulas)
+            fiber.set_data(ranks, formulas, counts)
+            fiber_label.set_y(((formulas[-1] or 0) + counts[-1]) / 2)  # mid-fiber at a = 9
+        marker.set_data([a, a], [0, counts[a - 1]])
+        star.set_data([a], [exact.rank])
+        # the titles' text only: set_title would move every title, a still change
+        ax.title.set_text(f"d = {d}, d' = {d_out}, t = {t}")
+        shown = [arch.parameter_count, exact.upper_bound, exact.rank, floating.rank,
+                 formula.value or 0]
+        for bar, value, v in zip(bars, values, shown):
+            bar.set_width(v)
+            inside = v > 0.6 * top  # a long bar holds its number, a short one has it beside
+            value.set(x=v, ha="right" if inside else "left", color="w" if inside else "k",
+                      text=f" {v} " if v or value is not values[-1] else " none")
+        values[-1].set_text(values[-1].get_text() + (f"[{formula.status}]" if formula.value
+                                                      else ""))
         verdict = (f"certified {exact.certified_dimension}" if exact.certified_dimension
                    is not None else "not certified")
-        bx.set_title(f"a = {a}: {verdict}")
+        bx.title.set_text(f"a = {a}: {verdict}")
 
     return _interactive(show, fig, _sliders(d=(1, 3, 8), d_out=(1, 3, 6), a=(1, 3, 9),
                                             t=(1, 3, 4)))
@@ -390,77 +420,112 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
     in ``float_rank``), whose cliffs sit at the two dimensions. The difference is ``l``: the
     paper's theorem for one layer; for these equal widths what its conjecture (generic
     identifiability in the virtual weights) gives for deep networks. The returned facts do not
-    depend on ``reveal``.
+    depend on ``reveal``; each setting is computed once (seeded, so the same answer).
     """
+    from functools import cache
     from math import ceil
 
     import ipywidgets as w
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib import rc_context
+    from matplotlib.markers import TICKDOWN
+    from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLocator
+    from matplotlib.transforms import ScaledTranslation
 
     from .differential import jacobian
     from .rank import float_rank, scaled_singular_values
     from .weights import random_weights
+    from .workers import one_blas_thread
 
     seed = _checks.seed("seed", seed)
     reveal = _checks.bool_flag("reveal", reveal)
 
-    def show(depth: int, width: int, rank: int, reveal: bool) -> Facts:
+    @cache
+    def measure(depth: int, width: int, rank: int) -> tuple[Facts, str, list[np.ndarray], float]:
+        """The facts of one setting, the softmax rank's verdict, the scaled singular values of
+        both Jacobians and the cut."""
         lightning = Architecture((width,) * (depth + 1), (rank,) * depth)
         softmax = Architecture(lightning.widths, lightning.ranks, normalization="softmax")
-        certified = dimension(lightning, rng=seed).certified_dimension
-        rng = as_generator(seed)
-        weights = random_weights(softmax, rng)           # the same weights for both networks
-        inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
-        J: dict[str, np.ndarray] = {arch.normalization: jacobian(arch, weights, inputs)
-                                    for arch in (lightning, softmax)}
-        found = float_rank(J["softmax"])
-        formula = formula_dimension(softmax)
-        difference = None if certified is None else found.rank - certified
-        facts: Facts = {"parameters": lightning.parameter_count, "lightning": certified,
-                 "softmax": found.rank, "gap clear": found.is_clear, "difference": difference,
-                 "formula": formula.value, "status": formula.status,
-                 "lightning float": float_rank(J["lightning"]).rank}
-        print(f"widths={lightning.widths} ranks={lightning.ranks} t=3: "
-              f"{lightning.parameter_count} parameters")
-        print(f"  lightning, certified by exact bounds:  {certified}")
-        if not reveal:
-            print("  softmax: ?  (predict it, then tick 'reveal')")
-        else:
-            print(f"  softmax, float rank (gap {found.verdict}):   {found.rank}")
-            if difference is not None:
-                verdict = "= l, the number of layers" if difference == depth else "!= l"
-                print(f"  difference: {difference} {verdict}")
-            print(f"  formula lightning + l [{formula.status}]: {formula.value}")
-        if rank > width:
-            print(f"  (a = {rank} > d = {width}: the extra rank adds parameters, not dimension)")
-        _render(fig, draw, lightning, certified, found, difference, reveal, J)
-        return facts
+        with one_blas_thread():  # small SVDs: threads only slow them down, manyfold under load
+            certified = dimension(lightning, rng=seed).certified_dimension
+            rng = as_generator(seed)
+            weights = random_weights(softmax, rng)           # the same weights for both networks
+            inputs = random_inputs(softmax, 3 * ceil(softmax.parameter_count / (width * 3)), rng)
+            J = [jacobian(arch, weights, inputs) for arch in (lightning, softmax)]
+            found, formula = float_rank(J[1]), formula_dimension(softmax)
+            facts: Facts = {
+                "parameters": lightning.parameter_count, "lightning": certified,
+                "softmax": found.rank, "gap clear": found.is_clear,
+                "difference": None if certified is None else found.rank - certified,
+                "formula": formula.value, "status": formula.status,
+                "lightning float": float_rank(J[0]).rank}
+            return facts, found.verdict, [scaled_singular_values(j) for j in J], found.tolerance
 
-    fig, (bars, spec) = _figure(10, 3.3, 2, width_ratios=[1, 1.3], left=0.115, right=0.985,
-                                bottom=0.13, top=0.92, wspace=0.22)
+    def show(depth: int, width: int, rank: int, reveal: bool) -> Facts:
+        facts, verdict, spectra, cut = measure(depth, width, rank)
+        widths, ranks = ", ".join([str(width)] * (depth + 1)), ", ".join([str(rank)] * depth)
+        print(f"widths ({widths}), ranks ({ranks}), t = 3: {facts['parameters']} parameters"
+              + ("; a > d adds parameters only" if rank > width else ""))
+        print(f"lightning {facts['lightning']}, certified by exact bounds; " + (
+            f"softmax {facts['softmax']}, float rank (gap {verdict})" if reveal
+            else "softmax: ?  (predict it, then tick 'reveal')"))
+        if reveal:
+            difference = facts["difference"]
+            relation = "= l, the number of layers" if difference == depth else "!= l"
+            print(f"difference: {difference} {relation}; "
+                  f"formula lightning + l [{facts['status']}]: {facts['formula']}")
+        _render(fig, draw, facts, spectra, cut, reveal)
+        return dict(facts)
 
-    def draw(lightning: Architecture, certified: int | None, found: Any,
-             difference: int | None, reveal: bool, J: dict[str, np.ndarray]) -> None:
-        bars.clear()
-        spec.clear()
-        values = [lightning.parameter_count, certified or 0, found.rank if reveal else 0]
-        bars.barh(["parameters", "lightning", "softmax"], values, color=["0.7", "C0", "C1"])
-        for y, v in enumerate(values):
-            bars.text(v, y, f" {v}" if reveal or y < 2 else " ?", va="center", fontsize=13)
-        bars.set_xlim(0, 1.25 * lightning.parameter_count)
-        bars.tick_params(labelsize=11)
+    # Both x axes span a fixed 0..1, the counts drawn as fractions of the parameter count (bars)
+    # and of one more than it (singular values), the spectrum's tick labels in the moving layer:
+    # a new architecture changes no limit, so no move redraws the still layer.
+    fig, (bars, spec) = _figure(10.5, 2.8, 2, width_ratios=[1, 1.7], left=0.135, right=0.985,
+                                bottom=0.22, top=0.88, wspace=0.12)
+    with rc_context(_ROOM_STYLE):
+        blocks = bars.barh(["parameters", "lightning", "softmax"], [1, 1, 1],
+                           color=["0.7", "C0", "C1"])
+        values = [bars.text(0, y, "", va="center", fontsize=18) for y in range(3)]
+        bars.set(xlim=(0, 1.25), xticks=[])  # the values are written on the bars
         bars.invert_yaxis()
-        bars.set_title("softmax - lightning = " + (f"{difference}" if reveal else "?"))
-        shown = [("lightning", "C0")] + ([("softmax", "C1")] if reveal else [])
-        for name, color in shown:
-            s = scaled_singular_values(J[name])
-            spec.semilogy(np.arange(1, s.size + 1), np.maximum(s, 1e-18), "o", ms=3,
-                          color=color, label=f"{name} Jacobian")
-        spec.axhline(found.tolerance, color="0.4", ls="--", lw=1, label="cut (float rank)")
-        spec.set(xlabel="singular value number", ylabel="relative size", ylim=(1e-18, 3),
-                 title="Scaled singular values: each cliff is a dimension")
-        spec.xaxis.set_major_locator(MaxNLocator(integer=True))
-        spec.legend(fontsize=10, loc="center left")
+        dots = [spec.semilogy([], [], "o", ms=4, color=color, label=name)[0]
+                for name, color in (("lightning", "C0"), ("softmax", "C1"))]
+        cut_line = spec.axhline(1, color="0.4", ls="--", lw=1, label="cut")
+        spec.set(xlim=(0, 1), xticks=[], ylim=(1e-18, 3), xlabel="singular value number",
+                 title="scaled singular values, a cliff per dimension")
+        spec.xaxis.set_label_coords(0.5, -0.2)
+        # fixed ticks, plain labels (no mathtext)
+        spec.yaxis.set_major_locator(FixedLocator([1e-15, 1e-10, 1e-5, 1]))
+        spec.yaxis.set_major_formatter(FixedFormatter(["1e-15", "1e-10", "1e-5", "1"]))
+        spec.yaxis.set_minor_locator(NullLocator())
+        spec.legend(loc="center left", handlelength=1, borderaxespad=0.3)
+        below = spec.get_xaxis_transform()  # x in data, y in axes fractions
+        ticks, = spec.plot([], [], "k", marker=TICKDOWN, ls="", ms=3.5, transform=below,
+                           clip_on=False)
+        labels = [spec.text(0, 0, "", ha="center", va="top", transform=below + ScaledTranslation(
+            0, -7 / 72, fig.dpi_scale_trans)) for _ in range(6)]
+    for artist in [*blocks, *values, bars.title, *dots, cut_line, ticks, *labels]:
+        artist.set_animated(True)
+    ticker = MaxNLocator(nbins=5, integer=True)
+
+    def draw(facts: Facts, spectra: list[np.ndarray], cut: float, reveal: bool) -> None:
+        count = facts["parameters"]
+        shown = [count, facts["lightning"] or 0, facts["softmax"] if reveal else 0]
+        for y, (block, value, v) in enumerate(zip(blocks, values, shown)):
+            block.set_width(v / count)
+            value.set_x(v / count)
+            value.set_text(f" {v}" if reveal or y < 2 else " ?")
+        bars.title.set_text(f"softmax - lightning = {facts['difference'] if reveal else '?'}")
+        for dot, s in zip(dots, spectra):
+            dot.set_data(np.arange(1, s.size + 1) / (count + 1), np.maximum(s, 1e-18))
+        dots[1].set_visible(reveal)
+        cut_line.set_ydata([cut, cut])
+        numbers = [n for n in ticker.tick_values(0, count + 1) if n <= count + 1]
+        ticks.set_data(np.divide(numbers, count + 1), np.zeros(len(numbers)))
+        for label, n in zip(labels, numbers + [None] * len(labels)):
+            label.set_visible(n is not None)
+            if n is not None:
+                label.set_x(n / (count + 1))
+                label.set_text(f"{n:.0f}")
 
     return _interactive(show, fig, {**_sliders(depth=(1, 1, 2), width=(2, 3, 5), rank=(1, 2, 5)),
                                     "reveal": w.Checkbox(value=reveal, description="reveal")})
@@ -469,13 +534,20 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
 def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.interactive:
     """Sliders for depth, widths ``d_0..d_3`` and ranks ``a_1..a_3`` of a deep lightning network.
 
-    Draws the parameter count as dimension + symmetry orbit + other fiber directions: the
-    formula (or, where none applies, the certified dimension), the rank of the symmetry tangents
-    at a random point, and the rest of ``parameters - dimension``. Up to ``certify_up_to``
-    parameters it also certifies the dimension (:func:`~lsa_helpers.function_space.dimension`);
-    beyond, formula only. The sliders of widths and ranks past the depth do nothing, so they are
-    disabled (and enabled again when the depth grows); ``facts["disabled"]`` lists them.
+    Draws the parameter count as dimension + symmetry orbit + other fiber directions, as shares
+    of the parameters: the formula (or, where none applies, the certified dimension), the rank of
+    the symmetry tangents at a random point, and the rest of ``parameters - dimension``. Up to
+    ``certify_up_to`` parameters it also certifies the dimension
+    (:func:`~lsa_helpers.function_space.dimension`); beyond, formula only. The sliders of widths
+    and ranks past the depth do nothing, so they are disabled (and enabled again when the depth
+    grows); ``facts["disabled"]`` lists them.
     """
+    import textwrap
+    from functools import lru_cache
+
+    from matplotlib import rc_context
+    from matplotlib.ticker import PercentFormatter
+
     from .rank import PRIME, exact_rank
     from .symmetries import symmetry_tangents
     from .weights import random_weights
@@ -485,67 +557,68 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
     sliders = _sliders(depth=(1, 2, 3), d0=(1, 4, 6), d1=(1, 3, 6), d2=(1, 4, 6), d3=(1, 3, 6),
                        a1=(1, 2, 6), a2=(1, 2, 6), a3=(1, 2, 6))
 
-    def show(depth: int, d0: int, d1: int, d2: int, d3: int, a1: int, a2: int, a3: int) -> Facts:
-        unused = [f"d{i}" for i in range(depth + 1, 4)] + [f"a{i}" for i in range(depth + 1, 4)]
-        for name, slider in sliders.items():
-            slider.disabled = name in unused
-        arch = Architecture((d0, d1, d2, d3)[: depth + 1], (a1, a2, a3)[:depth])
+    @lru_cache(maxsize=256)
+    def measure(widths: tuple[int, ...], ranks: tuple[int, ...]) -> Facts:
+        """The facts of one architecture: its formula, orbit and bounds (seeded)."""
+        arch = Architecture(widths, ranks)
         formula = formula_dimension(arch)
         weights = random_weights(arch, as_generator(seed), modulus=PRIME)
         orbit = exact_rank(symmetry_tangents(arch, weights, modulus=PRIME), PRIME)
         bounds = dimension(arch, rng=seed) if arch.parameter_count <= certify_up_to else None
         certified = bounds.certified_dimension if bounds else None
         dim = formula.value if formula.value is not None else certified
-        facts: Facts = {"widths": arch.widths, "ranks": arch.ranks,
-                        "parameters": arch.parameter_count,
-                 "formula": formula.value, "status": formula.status, "symmetry orbit": orbit,
-                 "lower": bounds.rank if bounds else None,
-                 "upper": bounds.upper_bound if bounds else None,
-                 "certified": certified, "dimension": dim,
-                 "other fiber": None if dim is None else arch.parameter_count - dim - orbit,
-                 "disabled": unused}
-        print(f"widths {arch.widths}, ranks {arch.ranks}: {arch.layers} layer(s), degree "
-              f"{arch.degree}, {arch.parameter_count} parameters")
-        print(f"  formula [{formula.status}]: {formula.value}" +
-              ("" if formula.value is not None else f"  ({formula.reason})"))
-        if bounds is None:
-            print(f"  certification skipped above {certify_up_to} parameters: formula only")
-        elif certified is not None:
-            print(f"  certified: lower bound {bounds.rank} = upper bound {bounds.upper_bound}")
-        else:
-            print(f"  not certified: {bounds.rank} <= dimension <= {bounds.upper_bound}")
-        if dim is None:
-            print("  no dimension known for this setting")
-        else:
-            print(f"  parameters - dimension = {arch.parameter_count - dim}: symmetry orbit {orbit}"
-                  f" + other fiber directions {facts['other fiber']}")
-        parts = ([("dimension", dim, "C0"), ("symmetry orbit", orbit, "0.6"),
-                  ("other fiber directions", facts["other fiber"], "C3")] if dim is not None
-                 else [("symmetry orbit", orbit, "0.6")])
-        _render(fig, draw, arch, dim, parts)
+        return {"widths": arch.widths, "ranks": arch.ranks, "parameters": arch.parameter_count,
+                "formula": formula.value, "status": formula.status, "reason": formula.reason,
+                "symmetry orbit": orbit, "lower": bounds.rank if bounds else None,
+                "upper": bounds.upper_bound if bounds else None, "certified": certified,
+                "dimension": dim,
+                "other fiber": None if dim is None else arch.parameter_count - dim - orbit}
+
+    def show(depth: int, d0: int, d1: int, d2: int, d3: int, a1: int, a2: int, a3: int) -> Facts:
+        unused = [f"d{i}" for i in range(depth + 1, 4)] + [f"a{i}" for i in range(depth + 1, 4)]
+        for name, slider in sliders.items():
+            slider.disabled = name in unused
+        found = measure((d0, d1, d2, d3)[: depth + 1], (a1, a2, a3)[:depth])
+        facts: Facts = {key: value for key, value in found.items() if key != "reason"}
+        facts["disabled"] = unused
+        print(f"formula [{found['status']}]: {found['formula']}" if found["formula"] is not None
+              else textwrap.fill(f"formula [none]: {found['reason']}", 90,
+                                 subsequent_indent="  "))
+        print(f"certification skipped above {certify_up_to} parameters: formula only"
+              if found["lower"] is None else
+              f"certified: lower bound {found['lower']} = upper bound {found['upper']}"
+              if found["certified"] is not None else
+              f"not certified: {found['lower']} <= dimension <= {found['upper']}")
+        _render(fig, draw, found)
         return facts
 
-    fig, (ax,) = _figure(8, 2.3, bottom=0.42, top=0.84, left=0.03, right=0.97)
+    fig, (ax,) = _figure(10, 2.4, bottom=0.4, top=0.84, left=0.02, right=0.96)
+    colors = {"dimension": "C0", "symmetry orbit": "0.6", "other fiber directions": "C3"}
+    with rc_context(_ROOM_STYLE):  # the artists made here take the room's sizes
+        bars = {label: ax.barh([0], [1], height=0.6, color=color, label=label)[0]
+                for label, color in colors.items()}
+        counts = {label: ax.text(0, 0, "", ha="center", va="center",
+                                 color="k" if label == "symmetry orbit" else "w")
+                  for label in colors}
+        title = ax.text(0.5, 1.06, "", ha="center", transform=ax.transAxes, size=16)
+        ax.set(xlim=(0, 1), ylim=(-0.5, 0.5), yticks=[], xticks=[0, 0.25, 0.5, 0.75, 1])
+        ax.xaxis.set_major_formatter(PercentFormatter(1))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.38), ncol=3, frameon=False)
+        for artist in [*bars.values(), *counts.values(), title]:
+            artist.set_animated(True)
 
-    def draw(arch: Architecture, dim: int | None, parts: list[tuple[str, int, str]]) -> None:
-        ax.clear()
+    def draw(found: Facts) -> None:
+        total, dim = found["parameters"], found["dimension"]
+        parts = {"dimension": dim or 0, "symmetry orbit": found["symmetry orbit"],
+                 "other fiber directions": found["other fiber"] or 0}
         left = 0
-        for label, value, color in parts:
-            ax.barh([0], [value], left=left, height=0.6, color=color, label=f"{label}: {value}")
-            if value:
-                ax.text(left + value / 2, 0, str(value), ha="center", va="center", fontsize=12,
-                        color="w" if color != "0.6" else "k")
+        for label, value in parts.items():  # as shares of the parameters
+            bars[label].set(x=left / total, width=value / total)
+            counts[label].set(x=(left + value / 2) / total, text=str(value) if value else "")
             left += value
-        ax.axvline(arch.parameter_count, color="k", lw=1)
-        ax.text(arch.parameter_count, 0.45, f"all {arch.parameter_count} parameters ", ha="right",
-                va="top", fontsize=9)
-        split = (" = " + " + ".join(str(v) for _, v, _ in parts)) if dim is not None else (
-            ": no dimension known")
-        ax.set(xlim=(0, 1.02 * arch.parameter_count), ylim=(-0.5, 0.5), yticks=[])
-        ax.set_title(f"widths {arch.widths}, ranks {arch.ranks}: {arch.parameter_count} parameters"
-                     f"{split}", fontsize=11)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=10,
-                  frameon=False)
+        title.set_text(f"widths {found['widths']}, ranks {found['ranks']}: {total} parameters"
+                       + (" = " + " + ".join(map(str, parts.values())) if dim is not None
+                          else f": no dimension known, orbit {found['symmetry orbit']}"))
 
     return _interactive(show, fig, sliders)
 
@@ -556,11 +629,15 @@ def boundary_explorer() -> ipywidgets.interactive:
 
     The student first predicts ``inside`` (attained, ``z`` not parallel to ``k``), ``boundary``
     (the cone ``beta^2 + gamma^2 = alpha^2``, ``z || k``) or ``outside`` (not attained); the verdict
-    and the picture (the ``(beta, gamma)``-plane at height ``alpha`` and a meridian plane) appear
-    only after the prediction. Moving a slider clears the prediction, so every new point is
-    predicted first. The result holds the verdict whether or not a prediction was made.
+    and the picture (the ``(beta, gamma)``-plane at height ``alpha``, a meridian plane and the
+    verdict's numbers) appear only after the prediction. Moving a slider clears the prediction,
+    so every new point is predicted first. The result holds the verdict whether or not a
+    prediction was made.
     """
     import ipywidgets as w
+    from matplotlib import rc_context
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from .identify import factor_quadric
     from .singularities import SLICE_POSITIONS, quadratic_factor, slice_matrix, slice_position
@@ -570,11 +647,8 @@ def boundary_explorer() -> ipywidgets.interactive:
 
     inside, boundary, outside = SLICE_POSITIONS
     colors: dict[str, str] = dict(zip(SLICE_POSITIONS, ("C2", "C1", "C3")))
-    stories = dict(zip(SLICE_POSITIONS, (
-        "inside M: S = sym(z k^T) with z not parallel to k (det S < 0)",
-        "on the boundary cone: S = sym(z k^T) only with z || k (det S = 0), "
-        "phi(X) = ||X^T k||^2 v q^T X",
-        "outside M: S is definite, x^T S x has no real linear factors; not attained")))
+    names: dict[str, str] = dict(zip(SLICE_POSITIONS, ("inside M", "on the boundary",
+                                                       "outside M")))
 
     def show(alpha: float, beta: float, gamma: float, prediction: str) -> Facts:
         S = slice_matrix(alpha, beta, gamma)
@@ -589,64 +663,83 @@ def boundary_explorer() -> ipywidgets.interactive:
                                                    atol=1e-9 * np.abs(S).max()))
             facts["cos"] = rounded(abs(z @ k) / (np.linalg.norm(z) * np.linalg.norm(k)), 3)
         rows = "], [".join(", ".join(f"{rounded(x, 2):+.2f}" for x in row) for row in S)
-        print(f"S = [[{rows}]]")
         if not prediction:
-            print("Predict first: is S = sym(z k^T) for some real z, k? Choose inside M, "
-                  "boundary or outside M above; the verdict and the picture appear then.")
+            print(f"S = [[{rows}]]")
+            print("Predict first: is S = sym(z k^T) for real z, k? Inside M, boundary, "
+                  "outside M?")
             return facts
-        verdict = "right" if facts["correct"] else f"not quite: the point is {position}"
-        print(f"your prediction: {prediction}, {verdict}")
-        print(f"beta^2 + gamma^2 - alpha^2 = -det S = {rounded(excess, 3):+.3f}")
-        print(stories[position] if S.any() else "S = 0: the zero function, a boundary point")
-        if position == outside:
-            sign = "positive" if alpha > 0 else "negative"
-            print(f"x^T S x is {sign} definite: it vanishes only at x = 0, so it is no product "
-                  "(z . x)(k . x)")
-        elif S.any():
-            print(f"factors found by factor_quadric: sym(z k^T) = S: {facts['reproduced']};  "
-                  f"|cos angle(z, k)| = {facts['cos']:.3f}")
-        _render(fig, draw, alpha, beta, gamma, position)
+        verdict = "right" if facts["correct"] else f"not quite, it is {position}"
+        print(f"S = [[{rows}]]; prediction {prediction}: {verdict}")
+        excess_text = f"-det S = {rounded(excess, 3):+.3f}"
+        if not S.any():
+            print("S = 0: the zero function, a boundary point")
+        elif position == outside:
+            print(f"{excess_text} < 0: x^T S x is {'positive' if alpha > 0 else 'negative'} "
+                  "definite, no product (z . x)(k . x)")
+        elif position == boundary:
+            print(f"{excess_text}: z || k, phi(X) = ||X^T k||^2 v q^T X; factor_quadric "
+                  f"reproduces S: {facts['reproduced']}")
+        else:
+            print(f"{excess_text} > 0: factor_quadric finds z, k with sym(z k^T) = S: "
+                  f"{facts['reproduced']}")
+        _render(fig, draw, alpha, beta, gamma, position, facts, excess_text)
         return facts
 
-    fig, (left, right) = _figure(9, 3.8, 2, left=0.07, right=0.98, bottom=0.15, top=0.9,
-                                 wspace=0.25)
+    fig, (left, right) = _figure(10.5, 2.8, 2, width_ratios=[2, 1], left=0.065, right=0.47,
+                                 bottom=0.22, top=0.88, wspace=0.35)
     theta = np.linspace(0, 2 * np.pi, 200)
-    disc, = left.fill(np.cos(theta), np.sin(theta), color="C3", alpha=0.15, lw=0)
-    cone, = left.plot(np.cos(theta), np.sin(theta), "k", lw=1.2, label="boundary: det S = 0")
-    hyperboloid, = left.plot(np.cos(theta), np.sin(theta), "k--", lw=0.8,
-                             label="hyperboloid det S = -1")
-    point, = left.plot([0], [0], "o", ms=9)
-    # plain Unicode labels keep a move fast (mathtext is slow)
-    left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ")
-    left.legend(fontsize=9, loc="lower left")
-    r = np.linspace(0, 3, 50)
-    right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
-    right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
-    right.plot(r, r, "k", lw=1.2)
-    right.plot(r, -r, "k", lw=1.2)
-    s = np.linspace(-3, 3, 100)
-    right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
-    meridian_point, = right.plot([0], [0], "o", ms=9)
-    right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal", xlabel="√(β² + γ²)", ylabel="α",
-              title="a meridian: the cone is 2 lines")
+    r, s = np.linspace(0, 3, 50), np.linspace(-3, 3, 100)
+    with rc_context(_ROOM_STYLE):
+        # plain Unicode labels, 3 ticks an axis, fixed limits: a move redraws the moving layer only
+        disc, = left.fill(theta, theta, color="C3", alpha=0.15, lw=0)
+        cone, = left.plot(theta, theta, "k", lw=1.2)
+        hyperboloid, = left.plot(theta, theta, "k--", lw=0.8)
+        point, = left.plot([0], [0], "o", ms=10)
+        left.set(xlim=(-3, 3), ylim=(-3, 3), aspect="equal", xlabel="β", ylabel="γ",
+                 xticks=[-2, 0, 2], yticks=[-2, 0, 2])
+        right.fill_between(r, r, 3, color="C3", alpha=0.15, lw=0)
+        right.fill_between(r, -3, -r, color="C3", alpha=0.15, lw=0)
+        right.plot(r, r, "k", r, -r, "k", lw=1.2)
+        right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
+        meridian_point, = right.plot([0], [0], "o", ms=10)
+        right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal", xlabel="√(β² + γ²)", ylabel="α",
+                  xticks=[0, 2], yticks=[-2, 0, 2], title="meridian")
+        lines = [fig.text(0.56, y, "", fontsize=size, weight=weight, va="top")
+                 for y, size, weight in ((0.95, 20, "bold"), (0.73, 16, "normal"),
+                                         (0.55, 16, "normal"))]
+        fig.legend(handles=[Line2D([], [], color="k", lw=1.2, label="cone det S = 0"),
+                            Line2D([], [], color="k", ls="--", lw=0.8, label="det S = −1"),
+                            Patch(color="C3", alpha=0.15, label="not attained")],
+                   loc="lower left", bbox_to_anchor=(0.55, 0), frameon=False, ncols=2,
+                   handlelength=1.5, columnspacing=1)
+    for artist in (disc, cone, hyperboloid, point, meridian_point, left.title, *lines):
+        artist.set_animated(True)
 
-    def draw(alpha: float, beta: float, gamma: float, position: str) -> None:
+    def draw(alpha: float, beta: float, gamma: float, position: str, facts: Facts,
+             excess_text: str) -> None:
         a, rho = abs(alpha), np.sqrt(1 + alpha**2)
         disc.set_xy(np.column_stack([a * np.cos(theta), a * np.sin(theta)]))
         cone.set_data(a * np.cos(theta), a * np.sin(theta))
         hyperboloid.set_data(rho * np.cos(theta), rho * np.sin(theta))
         point.set_data([beta], [gamma])
         meridian_point.set_data([np.hypot(beta, gamma)], [alpha])
-        for dot in (point, meridian_point):
+        for dot in (point, meridian_point, lines[0]):
             dot.set_color(colors[position])
-        left.set_title(f"the plane α = {rounded(alpha, 2):.2f} (shaded: not attained)")
+        left.title.set_text(f"plane α = {rounded(alpha, 2):.2f}")
+        lines[0].set_text(names[position] + (", as predicted" if facts["correct"] else
+                                             f", not {names[facts['prediction']]}"))
+        lines[1].set_text(excess_text.replace("-det", "−det").replace("= -", "= −"))
+        lines[2].set_text("S definite: not attained" if position == outside
+                          else "S = 0" if facts["cos"] is None
+                          else f"|cos ∠(z, k)| = {facts['cos']:.3f}")
 
     sliders = {name: w.FloatSlider(value=value, min=-2.0, max=2.0, step=0.05, description=name,
                                    continuous_update=False)
                for name, value in (("alpha", 0.5), ("beta", 1.0), ("gamma", 0.0))}
     sliders["prediction"] = w.ToggleButtons(
         options=[("?", ""), ("inside M", inside), ("boundary", boundary),
-                 ("outside M", outside)], value="", description="prediction")
+                 ("outside M", outside)], value="", description="prediction",
+        layout=w.Layout(display="flex", align_items="center"))  # label and buttons on one row
 
     def ask_again(_: object) -> None:
         sliders["prediction"].value = ""
@@ -773,37 +866,47 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 200, d: int = 4, d
     return _interactive(show, fig, sliders)
 
 
-def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
-    """Sliders for ``d, d', a`` of one layer: its parameters split into dimension and fiber.
+_SPLITS: dict[tuple[int, int, int, int], Facts] = {}
+"""The splits of :func:`parameter_split_explorer`, by ``(d, d', a, seed)``: computed once."""
 
-    For each attention rank ``r = 1, ..., 6`` at the chosen ``d, d'`` one bar of the
-    ``2rd + dd'`` parameters, stacked as the certified dimension (:func:`dimension`), the rotation
-    directions (rank mod p of the ``GL_r`` tangents of :func:`symmetry_tangents`) and the volume
-    direction (the scaling ``(A, V) -> (lambda A, V / lambda)``); the chosen ``a`` is outlined.
-    Returns the split of the chosen layer.
-    """
+
+def _parameter_split(d: int, d_out: int, a: int, seed: int) -> Facts:
+    """The ``2ad + dd'`` parameters of one layer as certified dimension (:func:`dimension`;
+    for ``a > d`` that of ``a = d``, whose functions are the same: ``K^T Q`` is then any
+    ``d x d`` matrix), rotation (rank mod p of the ``GL_a`` tangents of
+    :func:`symmetry_tangents`) and volume (the other symmetry directions: the scaling)."""
     from .rank import PRIME, exact_rank
     from .symmetries import symmetry_tangent_groups
     from .weights import random_weights
 
+    if (d, d_out, a, seed) not in _SPLITS:
+        arch = Architecture((d, d_out), (a,))
+        groups = symmetry_tangent_groups(arch, random_weights(arch, seed, modulus=PRIME),
+                                         modulus=PRIME)
+        rotation = exact_rank(groups.attention, PRIME)
+        certified = (dimension(arch, rng=seed).certified_dimension if a <= d
+                     else _parameter_split(d, d_out, d, seed)["dimension"])
+        _SPLITS[d, d_out, a, seed] = {
+            "parameters": arch.parameter_count, "dimension": certified, "rotation": rotation,
+            "volume": exact_rank(np.concatenate(groups), PRIME) - rotation}
+    return _SPLITS[d, d_out, a, seed]
+
+
+def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
+    """Sliders for ``d, d', a`` of one layer: its parameters split into dimension and fiber.
+
+    For each attention rank ``r = 1, ..., 6`` at the chosen ``d, d'`` one bar of the
+    ``2rd + dd'`` parameters, stacked as :func:`_parameter_split` splits them: certified
+    dimension, rotation and volume; the chosen ``a`` outlined, the largest dimension
+    ``d^2 + dd' - 1`` dashed. Returns the split of the chosen layer.
+    """
+    from matplotlib import rc_context
+
     seed = _checks.seed("seed", seed)
     ranks = range(1, 7)
-    cache: dict[tuple[int, int, int], Facts] = {}
-
-    def split(d: int, d_out: int, a: int) -> Facts:
-        if (d, d_out, a) not in cache:
-            arch = Architecture((d, d_out), (a,))
-            groups = symmetry_tangent_groups(arch, random_weights(arch, seed, modulus=PRIME),
-                                             modulus=PRIME)
-            rotation = exact_rank(groups.attention, PRIME)
-            cache[d, d_out, a] = {"parameters": arch.parameter_count,
-                                  "dimension": dimension(arch, rng=seed).certified_dimension,
-                                  "rotation": rotation,
-                                  "volume": exact_rank(np.concatenate(groups), PRIME) - rotation}
-        return cache[d, d_out, a]
 
     def show(d: int, d_out: int, a: int) -> Facts:
-        rows = [split(d, d_out, r) for r in ranks]
+        rows = [_parameter_split(d, d_out, r, seed) for r in ranks]
         facts = rows[a - 1]
         if any(row["dimension"] is None for row in rows):
             print("the two exact bounds did not meet here: no certified split to draw")
@@ -817,13 +920,20 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         _render(fig, draw, d, d_out, a, rows)
         return facts
 
-    fig, (ax,) = _figure(7, 3.6, left=0.09, right=0.98, bottom=0.13, top=0.91)
-    stacks = {part: ax.bar(ranks, np.ones(len(ranks)), color=color, label=part)
-              for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2"))}
-    outline, = ax.bar([1], [1], fill=False, edgecolor="k", lw=2.5)
-    cap = ax.axhline(1, color="k", ls="--", lw=1, label="cap")
-    ax.set(xlabel="attention rank a", ylabel="count", xticks=list(ranks))
-    legend = ax.legend(loc="upper left", frameon=False)  # the line first, then the bars
+    # fixed axes for every setting (at most 85 parameters), every count drawn animated
+    fig, (ax,) = _figure(10, 3.4, left=0.08, right=0.7, bottom=0.19, top=0.89)
+    with rc_context(_ROOM_STYLE):
+        stacks = {part: ax.bar(ranks, np.ones(len(ranks)), color=color, label=part)
+                  for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2"))}
+        outline, = ax.bar([1], [1], fill=False, edgecolor="k", lw=2.5)
+        cap = ax.axhline(1, color="k", ls="--", lw=1.5, label="d² + dd' − 1")
+        cap_value = ax.text(1.01, 1, "", transform=cap.get_transform(), va="center")
+        ax.set(xlabel="attention rank a", ylabel="parameters", xticks=list(ranks),
+               xlim=(0.4, 6.6), ylim=(0, 90), yticks=[0, 30, 60, 90])
+        ax.legend(loc="center left", bbox_to_anchor=(1.07, 0.5), frameon=False)
+    for artist in (*(bar for bars in stacks.values() for bar in bars), outline, cap, cap_value,
+                   ax.title):
+        artist.set_animated(True)
 
     def draw(d: int, d_out: int, a: int, rows: list[Facts]) -> None:
         bottom = np.zeros(len(rows))
@@ -837,9 +947,10 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
         outline.set_height(rows[a - 1]["parameters"])
         largest = d * d + d * d_out - 1
         cap.set_ydata([largest, largest])
-        legend.get_texts()[0].set_text(f"largest dimension d² + dd' − 1 = {largest}")
-        ax.set(ylim=(0, 1.15 * max(row["parameters"] for row in rows)),
-               title=f"One layer, d = {d}, d' = {d_out}: where the parameters go")
+        cap_value.set(y=largest, text=str(largest))
+        facts = rows[a - 1]
+        ax.title.set_text(f"d = {d}, d' = {d_out}, a = {a}: {facts['parameters']} = "
+                          f"{facts['dimension']} + {facts['rotation']} + {facts['volume']}")
 
     return _interactive(show, fig, _sliders(d=(1, 3, 5), d_out=(1, 3, 5), a=(1, 3, 6)))
 

@@ -7,6 +7,7 @@ jobs run one after another in this process, and progress bars start no monitor t
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import signal
@@ -102,9 +103,15 @@ def one_blas_thread() -> contextlib.AbstractContextManager[object]:
     and for many small products, which threads only slow down."""
     if in_browser():
         return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
+    return _blas_libraries().limit(limits=1, user_api="blas")
 
-    return threadpool_limits(limits=1, user_api="blas")
+
+@functools.cache
+def _blas_libraries() -> Any:
+    """The process's thread pools, found once (a search of the loaded libraries takes ~20 ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
 
 
 def progress_bar(**options: Any) -> tqdm[Any]:

@@ -28,9 +28,6 @@ language = "en"
 extensions = ["myst_nb", "course_book"]
 root_doc = "index"
 exclude_patterns = ["node_modules", "notebooks/slides", "**/.ipynb_checkpoints"]
-# Headings that skip a level (READING_GROUP.ko.md goes from # to ###) are not errors of the book.
-suppress_warnings = ["myst.header"]
-
 nb_execution_mode = "off"
 nb_ipywidgets_js: dict[str, dict[str, str]] = {}  # stored widget views are replaced by a note
 nb_merge_streams = True

@@ -10,6 +10,7 @@
 - The directive ``course-decks`` lists the decks ``notebooks/slides/*.ipynb``, each linked to its
   static reveal.js page ``slides/<name>.slides.html`` (built by ``make slides``, copied into the
   site by ``tools/build_site.py``).
+- The Korean pages (``notebooks/ko/``) carry ``lang="ko"``, the others the book's ``en``.
 - MathJax 3 is copied from npm's package (``site/node_modules``) into ``_static/mathjax``.
 """
 
@@ -112,6 +113,13 @@ def header_buttons(app: Sphinx, pagename: str, templatename: str, context: dict,
     })
 
 
+def page_language(app: Sphinx, pagename: str, templatename: str, context: dict,
+                  doctree: nodes.document | None) -> None:
+    """``html-page-context``: the Korean pages (``notebooks/ko/``) are marked ``lang="ko"``."""
+    if pagename.startswith("notebooks/ko/"):
+        context["language"] = "ko"
+
+
 class Decks(SphinxDirective):
     """A list of the decks, each its title (the first line of its first cell) linked to its page."""
 
@@ -154,5 +162,6 @@ def setup(app: Sphinx) -> dict:
     app.connect("source-read", read_notebook)
     app.connect("doctree-read", outside_links)
     app.connect("html-page-context", header_buttons, priority=502)
+    app.connect("html-page-context", page_language)
     app.connect("build-finished", copy_mathjax)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -194,6 +194,8 @@ def test_page(offline, server, name):
             assert fragment in ids(path), f"{name}: link to a missing anchor {url}"
     if name in NOTEBOOK_PAGES:
         check_notebook_page(page, name)
+    language = page.evaluate("document.documentElement.lang")
+    assert language == ("ko" if name.startswith("notebooks/ko/") else "en"), (name, language)
     assert not outside, f"{name}: requests for other hosts {outside}"
 
 

@@ -200,23 +200,30 @@ DEMOS = {  # factory, a walk of moves, the setting it ends at
     "polynomial": (lambda: polynomial_explorer(sizes=True),
                    [{"t": 1}, {"d": 16, "d_out": 8, "a": 16, "t": 64}, {"d": 1}],
                    {"d": 2, "d_out": 1, "a": 1, "t": 2}),
-    "fiber": (fiber_explorer, [{"rank_A": 3, "rank_V": 2}, {"rank_A": 0}],
+    "polynomial plain": (polynomial_explorer, [{"t": 64}, {"d": 16, "d_out": 1}, {"a": 9}],
+                         {"d": 6, "d_out": 4, "a": 2, "t": 8}),
+    "fiber": (fiber_explorer, [{"rank_A": 3, "rank_V": 2}, {"rank_A": 0}, {"rank_V": 0}],
               {"rank_A": 1, "rank_V": 1}),
-    "dimension": (dimension_explorer, [{"t": 1}, {"d": 8, "a": 9}], {"d": 3, "a": 2, "t": 3}),
-    "deep": (lambda: deep_explorer(seed=2025), [{"depth": 3}, {"d1": 6, "a1": 1}],
-             {"depth": 2, "d1": 3, "a1": 2}),
-    "boundary": (boundary_explorer, [{"alpha": -2.0}, {"prediction": "outside"}],
-                 {"alpha": 0.5, "beta": 0.5, "prediction": "inside"}),
+    "dimension": (dimension_explorer, [{"t": 1}, {"d": 8, "a": 9}, {"d_out": 1}, {"d": 1}],
+                  {"d": 3, "d_out": 3, "a": 2, "t": 3}),
+    "deep": (lambda: deep_explorer(seed=2025),
+             [{"depth": 3}, {"d1": 6, "a1": 1}, {"depth": 2, "d0": 3, "d1": 3, "d2": 3, "a2": 2}],
+             {"depth": 2, "d0": 4, "d1": 3, "d2": 4, "a1": 2}),
+    "boundary": (boundary_explorer, [{"prediction": "inside"}, {"alpha": -2.0},  # a new point
+                                     {"prediction": "outside"}, {"prediction": "boundary"},
+                                     {"beta": 0.0, "gamma": 0.0}, {"prediction": "inside"}],
+                 {"alpha": 0.5, "beta": 0.5, "gamma": 0.0, "prediction": "inside"}),
     "multihead": (multihead_explorer, [{"heads": 5}, {"prediction": 7}, {"prediction": 600},
                                        {"a": 1}, {"d": 1}, {"prediction": 3}],
                   {"d": 4, "heads": 2, "a": 2, "prediction": 10}),
     "training": (lambda: training_explorer(seed=2025, scales=(0.001, 0.3), input_counts=(2, 64),
                                            steps=600),
                  [{"inputs": 2}, {"scale": 0.3}, {"a": 1}], {"scale": 0.001, "a": 2, "inputs": 64}),
-    "parameter_split": (parameter_split_explorer, [{"d": 5, "a": 6}, {"d_out": 1}],
+    "parameter_split": (parameter_split_explorer, [{"a": 5}, {"d": 5, "a": 6}, {"d_out": 1}],
                         {"d": 3, "d_out": 3, "a": 2}),
-    "softmax": (softmax_explorer, [{"depth": 2, "width": 5}, {"reveal": True}],
-                {"depth": 1, "width": 3, "reveal": False}),
+    "softmax": (softmax_explorer, [{"reveal": True}, {"depth": 2, "width": 5},  # new x ticks
+                                   {"rank": 1}, {"width": 4}, {"reveal": False}, {"rank": 5}],
+                {"depth": 1, "width": 3, "rank": 2, "reveal": False}),
 }
 
 
@@ -264,5 +271,24 @@ def test_a_move_displays_the_figure_at_its_own_size(shell, caplog):
     [output] = shell.display_pub.outputs
     png = Image.open(io.BytesIO(output["data"]["image/png"]))
     fig = widget.figure
-    assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1100, 380)
-    assert output["data"]["text/plain"] == "<Figure size 1100x380 with 2 Axes>"
+    assert png.size == tuple(round(x) for x in fig.get_size_inches() * fig.dpi) == (1060, 310)
+    assert output["data"]["text/plain"] == "<Figure size 1060x310 with 2 Axes>"
+
+
+@pytest.mark.parametrize("name", DEMOS)
+def test_a_demo_reads_from_the_back_of_a_room(name, caplog, capsys):
+    # a deck shows the figure at its own size on a 1280 x 720 screen: at most 1150 px wide, every
+    # text at 15 pt (21 px) or more; after any move at most four printed lines of at most 90
+    # characters (20 px monospace on the slide holds about 95)
+    factory, walk, end = DEMOS[name]
+    widget = factory()
+    fig = widget.figure
+    assert fig.get_size_inches()[0] * fig.dpi <= 1150
+    for values in [{}, *walk, end]:
+        set_and_run(widget, caplog, **values)
+        capsys.readouterr()
+        widget.update()  # the output of one run, without the terminal's clearing codes
+        lines = capsys.readouterr().out.replace("\x1b[2K\r", "").strip("\n").split("\n")
+        assert len(lines) <= 4 and max(map(len, lines)) <= 90, lines
+        texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize")) if t.get_text()]
+        assert min(t.get_fontsize() for t in texts) >= 15, values
