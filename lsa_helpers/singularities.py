@@ -382,12 +382,13 @@ class Trajectory:
     @property
     def attention_singular_values(self) -> np.ndarray:
         """Singular values of ``A = K^T Q`` per record, largest first: shape ``(records, d)``."""
-        return np.array([_singular_values(w.K.T @ w.Q) for w in self.weights])
+        K, Q = (np.array([getattr(w, name) for w in self.weights]) for name in "KQ")
+        return _singular_values(K.swapaxes(1, 2) @ Q)  # all records in one call
 
     @property
     def value_singular_values(self) -> np.ndarray:
         """Singular values of ``V`` per record, largest first: shape ``(records, min(d', d))``."""
-        return np.array([_singular_values(w.V) for w in self.weights])
+        return _singular_values(np.array([w.V for w in self.weights]))
 
     @property
     def rank_one_ratio(self) -> np.ndarray:
