@@ -1,7 +1,8 @@
 """Interactive demos: thin ipywidgets factories over the package's public functions.
 
-Each demo builds its figure once (``demo.figure``, outside pyplot) with a fixed layout and, on
-each move, updates it and displays its PNG at the figure's own size.
+Each demo builds its figure once (``demo.figure``, outside pyplot) with a fixed layout, its text
+sized for a room, and on each move updates it and displays its PNG at the figure's own size. What a
+move changes is animated: the rest (axes, ticks, labels) is drawn again only when a move changes it.
 """
 
 from __future__ import annotations

@@ -360,24 +360,30 @@ def run_demo(deck, index, number):
                 top: Math.min(9999, ...boxes.map(b => b.top)),
                 text: cell.querySelector('.jp-Cell-outputArea').innerText};
     }"""
-    result = deck.wait(f"""(index) => {{
+    deck.wait(f"""(index) => {{
         const s = ({state})(index);
         return /^\\[\\d+\\]:$/.test(s.prompt) && s.output
             && Array.from(document.querySelectorAll('.reveal .slides .jp-Cell')[index]
                 .querySelectorAll('.widget-output img')).every(img => img.complete) && s;
     }}""", f"demo cell {index} to run and show its controls and output", RUN_ALL, arg=index,
         seen=lambda: str(deck.page.evaluate(state, index)))
-    deck.wait_for_kernel("the kernel to be idle after the demo ran")
-    result = deck.page.evaluate(state, index)
+    settled(deck, index, state, "the demo ran", f"{number:02d}-demo")
     deck.check(deck.page.evaluate("location.hash") == hash_before,
                f"running the demo moved the slideshow: {deck.shown()}")
-    deck.check(not re.search(r"Traceback|\w+Error:", result["text"]),
-               f"the demo shows an error: {result['text'][:300]!r}")
-    deck.check(result["top"] >= 0 and result["bottom"] <= VIEWPORT["height"],
-               f"the demo's controls and result span {result['top']:.0f} to "
-               f"{result['bottom']:.0f} px, off the 720 px screen")
-    deck.page.screenshot(path=str(deck.tmp_path / f"{deck.stem}-{number:02d}-demo.png"))
     interact(deck, index, number, state)
+
+
+def settled(deck, index, state, after, shot):
+    """Once the kernel is idle ``after`` a run or a move: no error in the demo of cell ``index``,
+    its controls and result on the 720 px screen; a screenshot named ``shot``."""
+    deck.wait_for_kernel(f"the kernel to be idle after {after}")
+    result = deck.page.evaluate(state, index)
+    deck.check(not re.search(r"Traceback|\w+Error:", result["text"]),
+               f"after {after}, the demo shows an error: {result['text'][:300]!r}")
+    deck.check(result["top"] >= 0 and result["bottom"] <= VIEWPORT["height"],
+               f"after {after}, the demo's controls and result span {result['top']:.0f} to "
+               f"{result['bottom']:.0f} px, off the 720 px screen")
+    deck.page.screenshot(path=str(deck.tmp_path / f"{deck.stem}-{shot}.png"))
 
 
 # JavaScript: one move a student makes first, on the control that changes the most: a prediction
@@ -413,21 +419,14 @@ def interact(deck, index, number, state):
         box = track.bounding_box()  # to the far end from the handle: the value changes
         track.click(position={"x": (0.95 if now <= (low + high) / 2 else 0.05) * box["width"],
                               "y": box["height"] / 2})
-    result = deck.wait(f"""([index, before]) => {{
+    deck.wait(f"""([index, before]) => {{
         const s = ({state})(index);
         return s.text !== before && Array.from(
             document.querySelectorAll('.reveal .slides .jp-Cell')[index]
                 .querySelectorAll('.widget-output img')).every(img => img.complete) && s;
     }}""", f"the demo's output to change after {done}", RUN_ALL, arg=[index, before["text"]],
         seen=lambda: str(deck.page.evaluate(state, index)))
-    deck.wait_for_kernel(f"the kernel to be idle after {done}")
-    result = deck.page.evaluate(state, index)
-    deck.check(not re.search(r"Traceback|\w+Error:", result["text"]),
-               f"after {done}, the demo shows an error: {result['text'][:300]!r}")
-    deck.check(result["top"] >= 0 and result["bottom"] <= VIEWPORT["height"],
-               f"after {done}, the demo's controls and result span {result['top']:.0f} to "
-               f"{result['bottom']:.0f} px, off the 720 px screen")
-    deck.page.screenshot(path=str(deck.tmp_path / f"{deck.stem}-{number:02d}-moved.png"))
+    settled(deck, index, state, done, f"{number:02d}-moved")
 
 
 def walk(deck, nb):
