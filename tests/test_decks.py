@@ -388,7 +388,7 @@ def settled(deck, index, state, after, shot):
 
 # JavaScript: one move a student makes first, on the control that changes the most: a prediction
 # (the second of the toggle buttons; a typed number), the reveal box, or else the first slider,
-# whose track the test then clicks. Returns what it did.
+# whose number the test then types (or, not editable, whose track it clicks). Returns what it did.
 MOVE = """(index) => {
     const cell = document.querySelectorAll('.reveal .slides .jp-Cell')[index];
     const button = cell.querySelectorAll('.widget-toggle-buttons button')[1];
@@ -411,14 +411,21 @@ def interact(deck, index, number, state):
     on the 720 px screen, with no error."""
     before = deck.page.evaluate(state, index)
     done = deck.page.evaluate(MOVE, index)
-    if done == "slider":
-        track = deck.cell(index).locator(".widget-slider .noUi-base").first
-        handle = track.locator(".noUi-handle")
-        low, now, high = (float(handle.get_attribute(f"aria-value{end}"))
+    if done == "slider":  # to the far end from the handle: the value changes
+        slider = deck.cell(index).locator(".widget-slider").first
+        low, now, high = (float(slider.locator(".noUi-handle").get_attribute(f"aria-value{end}"))
                           for end in ("min", "now", "max"))
-        box = track.bounding_box()  # to the far end from the handle: the value changes
-        track.click(position={"x": (0.95 if now <= (low + high) / 2 else 0.05) * box["width"],
-                              "y": box["height"] / 2})
+        end = high if now <= (low + high) / 2 else low
+        readout = slider.locator(".widget-readout")
+        if readout.get_attribute("contenteditable") == "true":  # as INSTRUCTORS.md §3 says
+            readout.fill(f"{end:g}")
+            readout.press("Enter")
+            done = f"{end:g} typed into a slider's number"
+        else:
+            track = slider.locator(".noUi-base")
+            box = track.bounding_box()
+            track.click(position={"x": (0.95 if end == high else 0.05) * box["width"],
+                                  "y": box["height"] / 2})
     deck.wait(f"""([index, before]) => {{
         const s = ({state})(index);
         return s.text !== before && Array.from(
