@@ -209,7 +209,14 @@ def jacobian_along(arch: Architecture, weights: Weights, inputs: ArrayLike, dire
     p = None if modulus is None else check_modulus(arch, modulus)
     weights = check_weights(arch, weights, modulus=p)
     X = _checked_inputs(arch, inputs, p)
-    C = _checked_directions(arch, directions, p)
+    return along_checked(arch, weights, X, _checked_directions(arch, directions, p), p)
+
+
+def along_checked(arch: Architecture, weights: Weights, X: np.ndarray, C: np.ndarray,
+                  p: int | None) -> np.ndarray:
+    """:func:`jacobian_along` on arguments already checked (float64 residues mod ``p`` when
+    given): the directions are neither copied nor checked again, as the chunks of a certified
+    rank need."""
     D = C.shape[1]
     out = np.empty((X.shape[0], arch.widths[-1], arch.tokens, D))
     step = max(1, BLOCK // (X.shape[0] * arch.tokens * max(arch.widths + arch.ranks)))
