@@ -530,4 +530,5 @@ def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, u
 ROWS = 2048
 """Rows that :func:`_sketch` hands to FLINT at once: each block is first reduced by the rows
 before it with one BLAS product, so FLINT eliminates only what is new in it, and converts only
-a block's residues to Python integers at a time."""
+a block's residues to Python integers at a time. An exact :func:`dimension` also computes its
+rows in chunks of at most this many (:func:`_chunk_inputs`)."""
