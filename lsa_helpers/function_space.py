@@ -242,6 +242,7 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
     """
     method = _checks.choice("method", method, METHODS)
     inputs = _checks.optional_positive_int("inputs", inputs)
+    upper = None if upper is None else _checks.nonnegative_int("upper", upper)
     exact = method in ("exact", "certified") or (method == "auto" and arch.is_lightning)
     count = _first_round(arch)
     if exact:

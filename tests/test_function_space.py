@@ -174,3 +174,13 @@ def test_floating_point_exceptions_in_the_jacobian_are_reported():
     result = dimension(Architecture((2,) * 10, (1,) * 9, skip=True), method="float", rng=0,
                        max_samples=8)
     assert "overflow in computing the Jacobian" in result.float_reading.reason
+
+
+def test_a_known_upper_bound_narrows_the_exact_estimate():
+    """Before the fiber rank ``P`` directions of ``J C`` are counted, then ``upper + 16``; a float
+    rank has no directions to count."""
+    arch = Architecture((24, 24, 24), (6, 6))  # 1728 parameters, upper bound 1078
+    assert memory_estimate(arch, upper=1078) < memory_estimate(arch)
+    assert memory_estimate(arch, "float", upper=1078) == memory_estimate(arch, "float")
+    with pytest.raises(ValueError, match=r"^upper must be an integer >= 0, got upper=-1$"):
+        memory_estimate(arch, upper=-1)
