@@ -151,8 +151,7 @@ def _balanced(M: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
     the triangular factor ``R`` of its QR decomposition: ``A = Q R`` with orthonormal columns
     ``Q`` keeps the singular values and the norm of each column, and Householder QR is backward
     stable column by column, so scaling the columns of ``R`` is scaling those of ``A``; the
-    column scaling then touches ``n^2`` entries, not ``m n``. LAPACK gets ``A`` column by column
-    (Fortran order), which it copies faster than a transposed one: the same ``R``, sooner.
+    column scaling then touches ``n^2`` entries, not ``m n``.
     """
     A = np.asarray(M)
     try:
@@ -165,7 +164,7 @@ def _balanced(M: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
     A /= _nonzero(np.max(np.abs(A), axis=1, initial=0.0))[:, None]  # so no square overflows
     A /= _nonzero(np.linalg.norm(A, axis=1))[:, None]
     if rows > 2 * A.shape[1]:
-        A = cast(np.ndarray, np.linalg.qr(np.asfortranarray(A), mode="r"))  # stubs: QRResult
+        A = cast(np.ndarray, np.linalg.qr(A, mode="r"))  # numpy's stubs: a QRResult
     columns = _nonzero(np.max(np.abs(A), axis=0, initial=0.0))
     columns = columns * np.linalg.norm(A / columns, axis=0)
     return A / _nonzero(columns), columns, rows
