@@ -502,26 +502,23 @@ def _sketched_rank(T: np.ndarray, p: int, rng: np.random.Generator) -> int:
 
 def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, upper: int, p: int,
             rng: np.random.Generator) -> tuple[RowSpace, np.ndarray | None]:
-    """``space`` extended by the rows of ``J`` (residues mod p), through random combinations
-    when ``J`` has more than ``upper + 16`` columns.
+    """``space`` extended by the rows of ``J`` (residues mod p), through random combinations.
 
     The rows of ``J`` add at most ``upper - rank`` new directions (``upper`` is proved), so
     ``k = upper - rank + 16`` random combinations ``R J`` of them keep every one, and
     ``upper + 16`` random combinations of the columns, ``R J C``, keep the rank; ``C`` is drawn
-    once (returned as ``columns``). ``rk(R J C) <= rk(J)`` always, so the rank stays a proved
-    lower bound; it falls short only if 16 extra combinations all miss, with probability about
-    ``p^-16``. Rows with at most ``upper + 16`` columns (``J C`` computed by forward mode) are
-    taken as they are: a row in the span costs one product there, less than combining it. Only
-    the part outside ``space`` is eliminated (FLINT).
+    once (returned as ``columns``) unless ``J`` has no more columns (``J C`` computed by forward
+    mode). ``rk(R J C) <= rk(J)`` always, so the rank stays a proved lower bound; it falls short
+    only if 16 extra combinations all miss, with probability about ``p^-16``. Only the part of
+    ``R J C`` outside ``space`` is eliminated (FLINT).
     """
     m, n = J.shape
-    if upper + 16 < n:
-        k = upper - (space.rank if space else 0) + 16
-        if m > k:
-            J = mod_matmul(rng.integers(0, p, size=(k, m)).astype(np.float64), J, p)
-        if columns is None:
-            columns = rng.integers(0, p, size=(n, upper + 16)).astype(np.float64)
-        J = mod_matmul(J, columns, p)
+    k = upper - (space.rank if space else 0) + 16
+    if m > k:
+        J = mod_matmul(rng.integers(0, p, size=(k, m)).astype(np.float64), J, p)
+    if columns is None and upper + 16 < n:
+        columns = rng.integers(0, p, size=(n, upper + 16)).astype(np.float64)
+    J = J if columns is None else mod_matmul(J, columns, p)
     space = space or RowSpace(p, J.shape[1])
     for start in range(0, J.shape[0], ROWS):
         space = space.extend(J[start:start + ROWS])
