@@ -255,15 +255,19 @@ def _flint_seconds(inside):
 
 
 def peak_rss_mib(fn):
-    """(result, peak RSS of the whole process in MiB while ``fn`` ran), None where unsupported."""
+    """(result, peak RSS of the whole process in MiB while ``fn`` ran, its RSS at the start),
+    with Nones where unsupported."""
+    def status(key):
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # resets VmHWM to the current RSS
     except OSError:
-        return fn(), None
+        return fn(), None, None
+    start = status("VmRSS:")
     out = fn()
-    with open("/proc/self/status") as f:
-        return out, next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    return out, status("VmHWM:"), start
 
 
 def flint_limit(n, rng):
@@ -282,14 +286,16 @@ def bench_research():
     print("== research: certified dimensions at research scale, against one FLINT rank ==")
     print("  limit: converting a random n x n matrix mod p to nmod_mat and its rank, n = the")
     print("  parameters, measured in the same run (FLINT's one thread); ratio = time / limit;")
-    print("  peak: the whole process's peak RSS during the certified run; estimate:")
-    print("  memory_estimate of the run (its inputs and upper bound)")
+    print("  peak: the whole process's peak RSS during the certified run, and its rise above the")
+    print("  RSS at the start; estimate: memory_estimate of the run (its inputs and upper bound),")
+    print("  which bounds the rise")
     records = []
     for arch in RESEARCH:
         label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
         call = functools.partial(lsa_helpers.dimension, arch, method="certified", rng=0)
         try:
-            (timing, result), peak = peak_rss_mib(functools.partial(measure, call, 1, INSIDE))
+            (timing, result), peak, start = peak_rss_mib(
+                functools.partial(measure, call, 1, INSIDE))
         except ValueError as refused:  # above max_memory by memory_estimate: not run
             print(f"  {label:24} {arch.parameter_count:6d} parameters: refused ({refused})")
             records.append({"widths": arch.widths, "ranks": arch.ranks, "refused": str(refused)})
@@ -303,7 +309,8 @@ def bench_research():
               f"{result.certified_dimension} in {total:.1f} s (jacobian {timing['jacobian']:.1f}"
               f", sketches {timing['mod_matmul']:.1f}, FLINT {_flint_seconds(timing):.1f}); "
               f"limit {limit:.1f} s ({convert:.1f} + {rank:.1f}); ratio {total / limit:.2f}; "
-              f"peak {peak:.0f} MiB (estimate {estimate:.0f} MiB); "
+              f"peak {peak:.0f} MiB, {peak - start:.0f} MiB above the start (estimate "
+              f"{estimate:.0f} MiB); "
               f"load average {os.getloadavg()[0]:.1f}", flush=True)
         records.append({"widths": arch.widths, "ranks": arch.ranks,
                         "load_average": os.getloadavg()[0], "parameters": arch.parameter_count,
@@ -311,6 +318,7 @@ def bench_research():
                         "samples": result.samples, "time_s": total, "inside_s": timing,
                         "limit_convert_s": convert, "limit_rank_s": rank,
                         "ratio_to_limit": total / limit, "peak_rss_mib": peak,
+                        "rss_at_start_mib": start,
                         "memory_estimate_mib": estimate})
     return records
 
