@@ -231,7 +231,7 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
     for a run that ends with ``inputs`` inputs (default: its first round, ``ceil(P / (d_l t))``).
 
     The largest of: the known fiber directions and their rank; for an exact rank, one chunk of
-    the rows of at most :data:`ROWS` (rows are eliminated as they come, so later rounds add
+    the rows of at most :data:`CHUNK` (rows are eliminated as they come, so later rounds add
     nothing: :func:`_exact_bytes`), with the random directions ``C`` and the echelon form kept
     between chunks; for a float rank, each round, which holds the rows of all inputs so far,
     with the forward-mode tangents of its largest parameter group and the copies its rank makes.
@@ -256,9 +256,14 @@ def memory_estimate(arch: Architecture, method: str = "certified", *,
 
 
 def _chunk_inputs(arch: Architecture) -> int:
-    """Inputs per chunk of an exact rank: at most :data:`ROWS` rows, at least one input, at most a
-    first round."""
-    return max(1, min(_first_round(arch), ROWS // (arch.widths[-1] * arch.tokens)))
+    """Inputs per chunk of an exact rank: at most :data:`CHUNK` rows, at least one input, at most
+    a first round."""
+    return max(1, min(_first_round(arch), CHUNK // (arch.widths[-1] * arch.tokens)))
+
+
+CHUNK = 1024
+"""Rows that an exact :func:`dimension` computes and eliminates at once: a chunk of ``J C`` takes
+:data:`ELIMINATION` bytes a residue at its peak (about 1.4 GB for widths 64^3, ranks 16)."""
 
 
 def _exact_bytes(arch: Architecture, inputs: int, upper: int | None) -> int:
@@ -279,10 +284,11 @@ def _exact_bytes(arch: Architecture, inputs: int, upper: int | None) -> int:
     return 8 * P * D * sketched + 2 * D * D + max(along, whole, ELIMINATION * m * D)
 
 
-ELIMINATION = 96
-"""Bytes per residue of a chunk that :meth:`~lsa_helpers.rank.RowSpace.extend` takes at its peak:
-float64 and int64 copies, the reduced rows, the Python integers handed to FLINT (36 bytes each)
-and FLINT's matrix."""
+ELIMINATION = 128
+"""Bytes per residue of a chunk at the peak of its elimination (:func:`_sketch`): float64 and
+int64 copies, its random combinations, the reduced rows, the Python integers handed to FLINT
+(40 bytes each) and FLINT's matrix; 108 measured on widths 48^3, ranks 12 (a rise of 1185 MiB
+in rows of 2016), and a margin."""
 
 ALONG_ARRAYS = 12
 """Tangent arrays of :data:`~lsa_helpers.differential.BLOCK` entries alive at once in
@@ -528,5 +534,4 @@ def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, u
 ROWS = 2048
 """Rows that :func:`_sketch` hands to FLINT at once: each block is first reduced by the rows
 before it with one BLAS product, so FLINT eliminates only what is new in it, and converts only
-a block's residues to Python integers at a time. An exact :func:`dimension` also computes its
-rows in chunks of at most this many (:func:`_chunk_inputs`)."""
+a block's residues to Python integers at a time."""

@@ -87,7 +87,7 @@ def test_plain_text_output(capsys):
      ("this request may need up to 1.15e+04 GB of memory, above --max-memory = 4 GB; raise "
       "--max-memory to compute it anyway")),
     (["--widths", "80,80", "--ranks", "80"],
-     ("this request may need up to 8.45 GB of memory, above --max-memory = 4 GB; raise "
+     ("this request may need up to 7.57 GB of memory, above --max-memory = 4 GB; raise "
       "--max-memory to compute it anyway")),
     (["--widths", "3,3", "--ranks", "2", "--tokens", "100000000", "--method", "float"],
      ("this request may need up to 346 GB of memory, above --max-memory = 4 GB; raise "
@@ -96,7 +96,7 @@ def test_plain_text_output(capsys):
      ("this request may need up to 1.44e+20 GB of memory, above --max-memory = 4 GB; raise "
       "--max-memory to compute it anyway")),
     (["--widths", "6,6", "--ranks", "3", "--max-memory", "0.0001"],
-     ("this request may need up to 0.0174 GB of memory, above --max-memory = 0.0001 GB; raise "
+     ("this request may need up to 0.0175 GB of memory, above --max-memory = 0.0001 GB; raise "
       "--max-memory to compute it anyway")),
     (["--widths", "3," + "9" * 400, "--ranks", "1", "--method", "float"],
      ("this request may need up to 9.36e+793 GB of memory, above --max-memory = 4 GB; raise "

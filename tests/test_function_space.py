@@ -80,7 +80,7 @@ def test_the_memory_of_a_certified_run_stays_with_one_chunk():
     (lambda: dimension(Architecture((3, 3), (2,)), max_samples=-1),
      "max_samples must be an integer >= 1 or None, got max_samples=-1"),
     (lambda: dimension(Architecture((80, 80), (80,))),
-     ("this request may need up to 8.45 GB of memory, above max_memory = 4 GB; raise max_memory "
+     ("this request may need up to 7.57 GB of memory, above max_memory = 4 GB; raise max_memory "
       "to compute it anyway")),
     (lambda: dimension(Architecture((3, 3), (2,)), max_memory=float("nan")),
      "max_memory must be a finite number > 0, got max_memory=nan"),
