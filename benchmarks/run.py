@@ -5,8 +5,8 @@ Sections (pick one with ``--only NAME``):
 softmax
     ``python -m lsa_helpers reproduce softmax-conjecture`` as a subprocess and
     ``reproduce_softmax_conjecture()`` in process (median of 5 each), their ratio, the whole
-    process's figure before this engine (2.86 s) beside them, and whether every trial found the
-    expected dimension.
+    process's figure before the present engine (2.43 s) beside them, and whether every trial found
+    the expected dimension.
 certified
     ``dimension(arch, method="certified", rng=0)`` for lightning architectures of about 100 to
     5,000 parameters: result, samples, time (median of 3 when a run takes < 2 s, else 1 run),
@@ -18,9 +18,9 @@ certified
 research
     ``dimension(arch, method="certified", rng=0)`` for widths 32^4, ranks (8, 8, 8) (4,608
     parameters), 48^3, ranks (12, 12) (6,912) and 64^3, ranks (16, 16) (12,288): time, where
-    it goes, and the whole process's
-    peak RSS, against the limit measured in the same run: converting a random ``n x n`` matrix
-    mod p (``n`` = parameters) to FLINT's ``nmod_mat`` and its rank; their ratio.
+    it goes, the whole process's peak RSS beside ``memory_estimate`` of the run, against the
+    limit measured in the same run: converting a random ``n x n`` matrix mod p (``n`` =
+    parameters) to FLINT's ``nmod_mat`` and its rank; their ratio.
 beyond
     notebook 08's computations: ``multihead_dimension`` for the transformer split
     ``a = rho = d / h`` (fixed budget) at d = d' = 8 and 16, ``dimension`` of residual networks
@@ -89,7 +89,7 @@ LADDER = [  # certified section; parameters in the comments
 ]
 CALL_OUT = Architecture((36, 36), (10,))
 INSIDE = [("lsa_helpers.function_space", "jacobian"),
-          ("lsa_helpers.function_space", "jacobian_along"),  # J C, added to "jacobian"
+          ("lsa_helpers.function_space", "along_checked"),  # J C, added to "jacobian"
           ("lsa_helpers.rank", "mod_matmul"),
           ("lsa_helpers.function_space", "mod_matmul"),  # both bindings add to one "mod_matmul"
           ("lsa_helpers.function_space", "_sketch"),
@@ -97,7 +97,7 @@ INSIDE = [("lsa_helpers.function_space", "jacobian"),
           ("lsa_helpers.rank", "nmod_matrix")]
 RESEARCH = [Architecture((32,) * 4, (8, 8, 8)), Architecture((48,) * 3, (12, 12)),
             Architecture((64,) * 3, (16, 16))]  # 4608, 6912, 12288 parameters
-SOFTMAX_LAST_WAVE = 2.86  # s, whole process, median of 5 quiet runs before this engine
+SOFTMAX_LAST_WAVE = 2.43  # s, whole process, median of 5 quiet runs before the present engine
 TOKENS = (8, 32, 128, 512, 2048, 8192)
 
 
@@ -244,8 +244,8 @@ def bench_certified():
 
 
 def _jacobian_seconds(inside):
-    """Seconds computing Jacobians: whole ones (jacobian) or along directions (jacobian_along)."""
-    return inside.get("jacobian", 0) + inside.get("jacobian_along", 0)
+    """Seconds computing Jacobians: whole ones (jacobian) or along directions (along_checked)."""
+    return inside.get("jacobian", 0) + inside.get("along_checked", 0)
 
 
 def _flint_seconds(inside):
@@ -255,15 +255,19 @@ def _flint_seconds(inside):
 
 
 def peak_rss_mib(fn):
-    """(result, peak RSS of the whole process in MiB while ``fn`` ran), None where unsupported."""
+    """(result, peak RSS of the whole process in MiB while ``fn`` ran, its RSS at the start),
+    with Nones where unsupported."""
+    def status(key):
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # resets VmHWM to the current RSS
     except OSError:
-        return fn(), None
+        return fn(), None, None
+    start = status("VmRSS:")
     out = fn()
-    with open("/proc/self/status") as f:
-        return out, next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+    return out, status("VmHWM:"), start
 
 
 def flint_limit(n, rng):
@@ -282,17 +286,22 @@ def bench_research():
     print("== research: certified dimensions at research scale, against one FLINT rank ==")
     print("  limit: converting a random n x n matrix mod p to nmod_mat and its rank, n = the")
     print("  parameters, measured in the same run (FLINT's one thread); ratio = time / limit;")
-    print("  peak: the whole process's peak RSS during the certified run")
+    print("  peak: the whole process's peak RSS during the certified run, and its rise above the")
+    print("  RSS at the start; estimate: memory_estimate of the run (its inputs and upper bound),")
+    print("  which bounds the rise")
     records = []
     for arch in RESEARCH:
         label = f"w={','.join(map(str, arch.widths))} a={','.join(map(str, arch.ranks))}"
         call = functools.partial(lsa_helpers.dimension, arch, method="certified", rng=0)
         try:
-            (timing, result), peak = peak_rss_mib(functools.partial(measure, call, 1, INSIDE))
+            (timing, result), peak, start = peak_rss_mib(
+                functools.partial(measure, call, 1, INSIDE))
         except ValueError as refused:  # above max_memory by memory_estimate: not run
             print(f"  {label:24} {arch.parameter_count:6d} parameters: refused ({refused})")
             records.append({"widths": arch.widths, "ranks": arch.ranks, "refused": str(refused)})
             continue
+        estimate = lsa_helpers.memory_estimate(arch, inputs=result.samples,
+                                               upper=result.upper_bound) / 2**20
         convert, rank = flint_limit(arch.parameter_count, np.random.default_rng(0))
         limit, total = convert + rank, timing.pop("wall")
         timing["jacobian"] = _jacobian_seconds(timing)
@@ -300,13 +309,17 @@ def bench_research():
               f"{result.certified_dimension} in {total:.1f} s (jacobian {timing['jacobian']:.1f}"
               f", sketches {timing['mod_matmul']:.1f}, FLINT {_flint_seconds(timing):.1f}); "
               f"limit {limit:.1f} s ({convert:.1f} + {rank:.1f}); ratio {total / limit:.2f}; "
-              f"peak {peak:.0f} MiB; load average {os.getloadavg()[0]:.1f}", flush=True)
+              f"peak {peak:.0f} MiB, {peak - start:.0f} MiB above the start (estimate "
+              f"{estimate:.0f} MiB); "
+              f"load average {os.getloadavg()[0]:.1f}", flush=True)
         records.append({"widths": arch.widths, "ranks": arch.ranks,
                         "load_average": os.getloadavg()[0], "parameters": arch.parameter_count,
                         "certified_dimension": result.certified_dimension,
                         "samples": result.samples, "time_s": total, "inside_s": timing,
                         "limit_convert_s": convert, "limit_rank_s": rank,
-                        "ratio_to_limit": total / limit, "peak_rss_mib": peak})
+                        "ratio_to_limit": total / limit, "peak_rss_mib": peak,
+                        "rss_at_start_mib": start,
+                        "memory_estimate_mib": estimate})
     return records
 
 

@@ -16,7 +16,6 @@ from typing import NoReturn
 
 import numpy as np
 
-from ._build import build_data
 from .architecture import Architecture
 from .experiments import reproduce_softmax_conjecture
 from .function_space import MAX_MEMORY, METHODS, check_memory, dimension, memory_estimate
@@ -162,8 +161,10 @@ def _reproduce(args: argparse.Namespace) -> str:
 
 
 def _data(args: argparse.Namespace) -> str:
+    from . import _build  # its tables and progress bars load only for this command
+
     try:
-        summary = build_data(args.folder, seed=args.seed, workers=args.workers)
+        summary = _build.build_data(args.folder, seed=args.seed, workers=args.workers)
     except OSError as error:
         raise ValueError(f"cannot write the tables: {error}") from None
     lines = [f"{name}.csv: {rows} rows" for name, rows in summary["rows"].items()]

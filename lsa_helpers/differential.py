@@ -43,12 +43,21 @@ def check_modulus(arch: Architecture, modulus: int) -> int:
     return int(modulus)
 
 
-def _seeds(shapes: tuple[tuple[int, int], ...]) -> Tangent:
-    """One-hot directions ``(dQ, dK, None)`` of a layer's ``2ad`` attention parameters, with a
-    leading direction axis: they move only ``A Y``."""
-    a, d = shapes[0]
-    attention = np.eye(2 * a * d).reshape(2 * a * d, 2, a, d)
-    return attention[:, 0], attention[:, 1], None
+def _attention_seeds(layer: Layer, Y: np.ndarray, red: Reducer) -> np.ndarray:
+    """``d(AY)`` along the ``2 a d`` one-hot directions of ``Q``, then ``K`` (entries row by row),
+    shape ``(2 a d, N, d, t)``, written down instead of multiplied out: along ``Q_ij`` it is the
+    outer product ``K_i^T Y_j`` of row ``i`` of ``K`` and row ``j`` of ``Y``, along ``K_ij`` row
+    ``i`` of ``Q Y`` placed in row ``j``. The same numbers as the products ``K^T (dQ Y)`` and
+    ``dK^T (Q Y)``, in which every other term is an exact zero."""
+    Q, K, _ = layer
+    a, d = Q.shape
+    N, _, t = Y.shape
+    rows = np.swapaxes(Y, 0, 1)  # (d, N, t): row j of every input
+    seeds = np.zeros((2, a, d, N, d, t))
+    seeds[0] = red(K[:, None, None, :, None] * rows[None, :, :, None, :])
+    j = np.arange(d)
+    seeds[1][:, j, :, j, :] = np.swapaxes(red(Q @ Y), 0, 1)[None]  # (d, a, N, t) by row j
+    return seeds.reshape(2 * a * d, N, d, t)
 
 
 def _value_free(layer: Layer, Y: np.ndarray, normalization: str, red: Reducer) -> np.ndarray:
@@ -63,27 +72,30 @@ def _value_free(layer: Layer, Y: np.ndarray, normalization: str, red: Reducer) -
     return red(Y @ (column_softmax(Z) if normalization == "softmax" else Z))
 
 
-def _value_block(H: np.ndarray, d_out: int, chain: np.ndarray | None,
-                 red: Reducer) -> np.ndarray:
-    """The per-sample Jacobian ``(N, rows, d_out d)`` of the output in ``V`` (``d_out x d``).
+def _value_block(H: np.ndarray, chain: np.ndarray | None, red: Reducer, out: np.ndarray) -> None:
+    """The per-sample Jacobian of the output in ``V`` (``d_out x d``), written into ``out``,
+    ``(N, rows, d_out d)`` (columns of ``J``).
 
     ``phi = V H`` is linear in ``V``: ``d phi_{i'tau} / d V_ij = delta_{i i'} H_{j tau}``, the
     Kronecker product ``I (x) H^T``; through later layers (``chain``, ``(N, rows, d_out t)``)
     it is ``chain_{o, (i, tau)} H_{j tau}``, one product per sample.
     """
     N, d, t = H.shape
+    d_out = out.shape[-1] // d
     Ht = np.swapaxes(H, -1, -2)
     if chain is not None:
         rows = chain.shape[1]
-        return red(chain.reshape(N, rows * d_out, t) @ Ht).reshape(N, rows, d_out * d)
-    block = np.zeros((N, d_out, t, d_out, d))
+        out[...] = red(chain.reshape(N, rows * d_out, t) @ Ht).reshape(N, rows, d_out * d)
+        return
+    block = out.reshape(N, d_out, t, d_out, d)  # splits axes of a slice of J: a view
+    block[...] = 0
     diagonal = np.arange(d_out)
     block[:, diagonal, :, diagonal, :] = Ht
-    return block.reshape(N, d_out * t, d_out * d)
 
 
 def _layer_jvp(layer: Layer, Y: np.ndarray, dlayer: Tangent | None, dY: np.ndarray | None,
-               normalization: str, red: Reducer) -> tuple[np.ndarray, np.ndarray | None]:
+               normalization: str, red: Reducer,
+               dAY: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Value and tangent of one layer: ``F = V Y N(Y^T A Y)`` and ``dF`` for a batch of directions.
 
     ``dlayer = (dQ, dK, dV)``, each with a leading direction axis or None, ``dY`` of shape
@@ -91,15 +103,17 @@ def _layer_jvp(layer: Layer, Y: np.ndarray, dlayer: Tangent | None, dY: np.ndarr
     ``d(AY) = dK^T QY + K^T dQ Y + A dY``, ``dZ = Y^T d(AY) + dY^T AY``,
     ``dN = dZ`` (lightning) or ``S * (dZ - 1 1^T (S * dZ))`` (softmax), and
     ``dF = (dV Y + V dY) N + V Y dN``. When ``t > d``, lightning uses the re-associated
-    ``F = (V Y Y^T)(A Y)`` instead, which is linear in ``t``.
+    ``F = (V Y Y^T)(A Y)`` instead, which is linear in ``t``. ``dAY``, when given, is ``d(AY)``
+    (:func:`_attention_seeds`) in place of the terms of ``dQ``, ``dK`` and ``dY``.
     """
     Q, K, V = layer
     dQ, dK, dV = (None if w is None else w[:, None] for w in (dlayer or (None,) * 3))
     Yt = np.swapaxes(Y, -1, -2)
     QY = red(Q @ Y)
     AY = red(K.T @ QY)
-    dAY = _total(red, dK is not None and _T(dK) @ QY, dQ is not None and K.T @ red(dQ @ Y),
-                 dY is not None and red(K.T @ Q) @ dY)
+    if dAY is None:
+        dAY = _total(red, dK is not None and _T(dK) @ QY, dQ is not None and K.T @ red(dQ @ Y),
+                     dY is not None and red(K.T @ Q) @ dY)
     if normalization == "lightning" and Y.shape[-1] > Y.shape[-2]:
         C = red(Y @ Yt)
         B = red(V @ C)
@@ -161,15 +175,17 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
     for layer in weights[:-1]:
         F = _layer_jvp(layer, values[-1], None, None, arch.normalization, red)[0]
         values.append(red(values[-1] + F) if arch.skip else F)
-    blocks, chain = [], None
+    J = np.empty((inputs.shape[0], arch.widths[-1] * arch.tokens, arch.parameter_count))
+    ends = np.cumsum([sum(w.size for w in layer) for layer in weights])
+    chain = None
     for i in reversed(range(arch.layers)):
         layer, Y = weights[i], values[i]
-        d_out = arch.layer_shapes[i][2][0]
-        blocks.append(_value_block(_value_free(layer, Y, arch.normalization, red), d_out, chain,
-                                   red))
-        seed = _seeds(arch.layer_shapes[i])
-        tangent = _per_sample(_layer_jvp(layer, Y, seed, None, arch.normalization, red)[1])
-        blocks.append(tangent if chain is None else red(chain @ tangent))
+        start, middle = ends[i] - layer.V.size - 2 * layer.Q.size, ends[i] - layer.V.size
+        _value_block(_value_free(layer, Y, arch.normalization, red), chain, red,
+                     J[..., middle:ends[i]])
+        seeds = _attention_seeds(layer, Y, red)
+        tangent = _per_sample(_layer_jvp(layer, Y, None, None, arch.normalization, red, seeds)[1])
+        J[..., start:middle] = tangent if chain is None else red(chain @ tangent)
         if i:
             d, t = Y.shape[1:]
             basis = np.eye(d * t).reshape(d * t, 1, d, t)
@@ -177,7 +193,6 @@ def jacobian(arch: Architecture, weights: Weights, inputs: ArrayLike, *,
             if arch.skip:  # Y -> Y + phi(Y): the input Jacobian gains the identity
                 step = red(step + np.eye(d * t))
             chain = step if chain is None else red(chain @ step)
-    J = np.concatenate(blocks[::-1], axis=-1)
     return J.reshape(J.shape[0] * J.shape[1], J.shape[2])
 
 
@@ -209,7 +224,14 @@ def jacobian_along(arch: Architecture, weights: Weights, inputs: ArrayLike, dire
     p = None if modulus is None else check_modulus(arch, modulus)
     weights = check_weights(arch, weights, modulus=p)
     X = _checked_inputs(arch, inputs, p)
-    C = _checked_directions(arch, directions, p)
+    return along_checked(arch, weights, X, _checked_directions(arch, directions, p), p)
+
+
+def along_checked(arch: Architecture, weights: Weights, X: np.ndarray, C: np.ndarray,
+                  p: int | None) -> np.ndarray:
+    """:func:`jacobian_along` on arguments already checked (float64 residues mod ``p`` when
+    given): the directions are neither copied nor checked again, as the chunks of a certified
+    rank need."""
     D = C.shape[1]
     out = np.empty((X.shape[0], arch.widths[-1], arch.tokens, D))
     step = max(1, BLOCK // (X.shape[0] * arch.tokens * max(arch.widths + arch.ranks)))

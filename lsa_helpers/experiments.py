@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from .weights import as_generator, random_inputs, random_weights
 from .workers import parallel_map, worker_count
 
 __all__ = ["ConjectureRow", "reproduce_softmax_conjecture"]
+
+Job: TypeAlias = "tuple[Architecture, np.random.Generator, int]"
+"""One trial: its architecture, its generator and its number of inputs."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,13 +98,21 @@ def reproduce_softmax_conjecture(widths: Sequence[int] = range(3, 11), *, sample
     check_memory(workers * max((float_rank_memory(a, samples) for a in archs), default=0),
                  max_memory)
     seeds = as_generator(rng).spawn(len(jobs))
-    ranks = iter(parallel_map(_trial, [(arch, seed, samples) for arch, seed in zip(jobs, seeds)],
-                              workers))
+    ranks = iter(_largest_first([(arch, seed, samples) for arch, seed in zip(jobs, seeds)],
+                                workers))
     return tuple(ConjectureRow(arch, samples, formula_dimension(arch).value,
                                tuple(next(ranks) for _ in range(count)))
                  for arch, count in zip(archs, counts))
 
 
-def _trial(job: tuple[Architecture, np.random.Generator, int]) -> FloatRank:
+def _trial(job: Job) -> FloatRank:
     arch, rng, samples = job
     return float_rank(jacobian(arch, random_weights(arch, rng), random_inputs(arch, samples, rng)))
+
+
+def _largest_first(jobs: list[Job], workers: int) -> list[FloatRank]:
+    """``[_trial(job) for job in jobs]``, computed largest architecture first: the processes then
+    end together on small trials, not one on a large Jacobian while the others wait."""
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].parameter_count)
+    found = dict(zip(order, parallel_map(_trial, [jobs[i] for i in order], workers)))
+    return [found[i] for i in range(len(jobs))]

@@ -13,7 +13,7 @@ import numpy as np
 from . import _checks
 from ._types import Seed
 from .architecture import Architecture
-from .differential import check_modulus, jacobian, jacobian_along
+from .differential import BLOCK, along_checked, check_modulus, jacobian
 from .formulas import Formula, formula_dimension
 from .network import layer_forward
 from .rank import CLEAR_GAP, PRIME, FloatRank, RowSpace, exact_rank, float_rank, mod_matmul
@@ -142,7 +142,7 @@ def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
     def rows(n: int) -> np.ndarray:
         inputs = random_inputs(arch, n, rng, modulus=p)
         if columns is not None:
-            return jacobian_along(arch, weights, inputs, columns, modulus=p)
+            return along_checked(arch, weights, inputs, columns, p)
         if exact:
             return jacobian(arch, weights, inputs, modulus=p)
         with np.errstate(all="call", call=lambda kind, _: events.add(kind)):
@@ -154,11 +154,12 @@ def dimension(arch: Architecture, *, method: Method = "auto", rng: Seed = None,
                          modulus=modulus, max_memory=max_memory).rank
 
     def fits(inputs: int) -> bool:
-        return memory_estimate(arch, method, inputs=inputs) <= max_memory
+        return memory_estimate(arch, method, inputs=inputs, upper=upper) <= max_memory
 
     value, samples, stopped, found = grow_rank(rows, _first_round(arch), upper, modulus=p,
                                                rng=rng, max_samples=max_samples,
-                                               progress=progress, fits=fits)
+                                               progress=progress, fits=fits,
+                                               chunk=_chunk_inputs(arch) if p else None)
     if found is not None:
         found = _doubts(found, arch, upper, events, exact_bound)
     return Dimension(arch, method, value, upper, samples, stopped, formula_dimension(arch),
@@ -225,27 +226,74 @@ def _first_round(arch: Architecture) -> int:
 
 
 def memory_estimate(arch: Architecture, method: str = "certified", *,
-                    inputs: int | None = None) -> int:
+                    inputs: int | None = None, upper: int | None = None) -> int:
     """Bytes that :func:`dimension` with ``method`` adds to the memory of the process at its peak,
     for a run that ends with ``inputs`` inputs (default: its first round, ``ceil(P / (d_l t))``).
 
     The largest of: the known fiber directions and their rank; for an exact rank, one chunk of
-    at most a first round's inputs (rows are sketched as they come, so later rounds add
-    nothing); for a float rank, each round, which holds the rows of all inputs so far. A chunk
-    or round counts the Jacobian with the forward-mode tangents of its largest parameter group
-    and the copies its rank makes, with :data:`OVERHEAD` on top. An upper bound: the peak
-    resident memory measured on softmax, deep lightning, float and exact runs that add 25 MB to
-    3 GB lies between a quarter of it and all of it.
+    the rows of at most :data:`CHUNK` (rows are eliminated as they come, so later rounds add
+    nothing: :func:`_exact_bytes`), with the random directions ``C`` and the echelon form kept
+    between chunks; for a float rank, each round, which holds the rows of all inputs so far,
+    with the forward-mode tangents of its largest parameter group and the copies its rank makes.
+    :data:`OVERHEAD` on top. ``upper``: the symmetry upper bound, once known (it fixes the
+    ``upper + 16`` directions of ``J C``); before, ``parameters`` directions are counted. An
+    upper bound: the peak resident memory measured on softmax, deep lightning, float and exact
+    runs that add 15 MB to 3 GB lies between a third of it and all of it.
     """
     method = _checks.choice("method", method, METHODS)
     inputs = _checks.optional_positive_int("inputs", inputs)
+    upper = None if upper is None else _checks.nonnegative_int("upper", upper)
     exact = method in ("exact", "certified") or (method == "auto" and arch.is_lightning)
-    count, held, rounds = _first_round(arch), 0, []
+    count = _first_round(arch)
+    if exact:
+        size = min(_chunk_inputs(arch), inputs or count)
+        return OVERHEAD + max(_fiber_bytes(arch, exact), _exact_bytes(arch, size, upper))
+    held, rounds = 0, []
     for new in _rounds(count, inputs or count):
-        rounds.append(_chunk_bytes(arch, min(new, count)) if exact else
-                      _round_bytes(arch, held, new))
+        rounds.append(_round_bytes(arch, held, new))
         held += new
     return OVERHEAD + max(_fiber_bytes(arch, exact), *rounds)
+
+
+def _chunk_inputs(arch: Architecture) -> int:
+    """Inputs per chunk of an exact rank: at most :data:`CHUNK` rows, at least one input, at most
+    a first round."""
+    return max(1, min(_first_round(arch), CHUNK // (arch.widths[-1] * arch.tokens)))
+
+
+CHUNK = 1024
+"""Rows that an exact :func:`dimension` computes and eliminates at once: a chunk of ``J C`` takes
+:data:`ELIMINATION` bytes a residue at its peak (about 1.4 GB for widths 64^3, ranks 16)."""
+
+
+def _exact_bytes(arch: Architecture, inputs: int, upper: int | None) -> int:
+    """Peak of an exact chunk of ``inputs`` inputs: the ``P x D`` directions ``C`` when
+    ``D = upper + 16 < P`` and the echelon form ``[I | F]`` (``r (D - r) <= D^2 / 4`` entries),
+    then the larger of computing the chunk (``J C`` by forward mode, in tangent arrays of at most
+    :data:`~lsa_helpers.differential.BLOCK` entries, or ``J`` itself, :func:`_jacobian_bytes`)
+    and eliminating its ``m x D`` residues (:data:`ELIMINATION` bytes each). While ``upper`` is
+    unknown, ``D = P`` and both ways of computing are counted.
+    """
+    P, t, last = arch.parameter_count, arch.tokens, arch.widths[-1]
+    D = P if upper is None else min(P, upper + 16)
+    m = inputs * last * t
+    sketched = upper is None or D < P
+    tangents = min(BLOCK, inputs * t * max(arch.widths + arch.ranks) * D)
+    along = 8 * m * D + 8 * ALONG_ARRAYS * tangents if sketched else 0
+    whole = _jacobian_bytes(arch, inputs, exact=True) if D == P else 0
+    return 8 * P * D * sketched + 2 * D * D + max(along, whole, ELIMINATION * m * D)
+
+
+ELIMINATION = 128
+"""Bytes per residue of a chunk at the peak of its elimination (:func:`_sketch`): float64 and
+int64 copies, its random combinations, the reduced rows, the Python integers handed to FLINT
+(40 bytes each) and FLINT's matrix; 108 measured on widths 48^3, ranks 12 (a rise of 1185 MiB
+in rows of 2016), and a margin."""
+
+ALONG_ARRAYS = 12
+"""Tangent arrays of :data:`~lsa_helpers.differential.BLOCK` entries alive at once in
+:func:`~lsa_helpers.differential.jacobian_along`: 6 to 8 measured (tracemalloc) on widths 10^4,
+32^4 and 64^3, and a margin."""
 
 
 OVERHEAD = 2**24
@@ -298,12 +346,6 @@ def _tangent_entries(arch: Architecture) -> int:
                       (e * d, 2 * e * t), (d * t, (2 + 2 * soft) * t * t + 2 * e * t)]
         largest = max(largest, *(n * (m + last * t) for n, m in groups[:3 if i else 2]))
     return largest
-
-
-def _chunk_bytes(arch: Architecture, inputs: int) -> int:
-    """Peak of one exact chunk of ``inputs`` inputs (:func:`jacobian_bytes`)."""
-    return jacobian_bytes(arch.parameter_count, inputs * arch.widths[-1] * arch.tokens,
-                          exact=True, computing=_jacobian_bytes(arch, inputs, exact=True))
 
 
 def _fiber_bytes(arch: Architecture, exact: bool) -> int:
@@ -380,7 +422,7 @@ def _gigabytes(count: int) -> str:
 
 def grow_rank(rows: Callable[[int], np.ndarray], count: int, upper: int, *, modulus: int | None,
               rng: np.random.Generator, max_samples: int | None = None, progress: bool = False,
-              fits: Callable[[int], bool] | None = None) -> Growth:
+              fits: Callable[[int], bool] | None = None, chunk: int | None = None) -> Growth:
     """Rank of the Jacobian rows of more and more inputs, and why it stopped.
 
     ``rows(n)`` gives the Jacobian rows of ``n`` new random inputs. Starts with ``count`` inputs
@@ -388,13 +430,14 @@ def grow_rank(rows: Callable[[int], np.ndarray], count: int, upper: int, *, modu
     must also show a clear gap), or ``max_samples`` (default ``40 count``) is reached, or
     ``fits(inputs)`` (default: always true) says that a round ending with ``inputs`` inputs
     would not fit in memory. Returns ``(rank, samples, stopped, float rank or None)``; exact mod
-    ``modulus`` when it is given, then with the rows of at most ``count`` inputs in memory at
-    once (:func:`_sketch`).
+    ``modulus`` when it is given, then with the rows of at most ``chunk`` inputs (default
+    ``count``) in memory at once (:func:`_sketch`).
     """
     limit = max_samples or 40 * count
     with progress_bar(total=upper, desc="rank", unit="dir", disable=not progress, delay=2,
               file=sys.stderr, leave=False) as bar:
-        return _grow(rows, count, upper, modulus, rng, limit, bar, fits or (lambda n: True))
+        return _grow(rows, count, upper, modulus, rng, limit, bar, fits or (lambda n: True),
+                     chunk or count)
 
 
 def _rounds(count: int, limit: int) -> Iterator[int]:
@@ -407,7 +450,8 @@ def _rounds(count: int, limit: int) -> Iterator[int]:
 
 
 def _grow(rows: Callable[[int], np.ndarray], count: int, upper: int, modulus: int | None,
-          rng: np.random.Generator, limit: int, bar: tqdm, fits: Callable[[int], bool]) -> Growth:
+          rng: np.random.Generator, limit: int, bar: tqdm, fits: Callable[[int], bool],
+          chunk: int) -> Growth:
     """The loop of :func:`grow_rank`, reporting the rank to the ``tqdm`` ``bar``."""
     samples, value, previous, found = 0, 0, -1, None
     J = space = columns = None
@@ -421,8 +465,8 @@ def _grow(rows: Callable[[int], np.ndarray], count: int, upper: int, modulus: in
             found = float_rank(J)
             value, settled = found.rank, found.gap >= CLEAR_GAP  # doubts: more rows won't help
         else:
-            for chunk in [count] * (new // count) + [new % count] * (new % count > 0):
-                space, columns = _sketch(rows(chunk), space, columns, upper, modulus, rng)
+            for size in [chunk] * (new // chunk) + [new % chunk] * (new % chunk > 0):
+                space, columns = _sketch(rows(size), space, columns, upper, modulus, rng)
             assert space is not None  # new > 0 inputs make at least one chunk
             found, value, settled = None, space.rank, True
         samples += new
@@ -469,9 +513,10 @@ def _sketch(J: np.ndarray, space: RowSpace | None, columns: np.ndarray | None, u
     The rows of ``J`` add at most ``upper - rank`` new directions (``upper`` is proved), so
     ``k = upper - rank + 16`` random combinations ``R J`` of them keep every one, and
     ``upper + 16`` random combinations of the columns, ``R J C``, keep the rank; ``C`` is drawn
-    once (returned as ``columns``). ``rk(R J C) <= rk(J)`` always, so the rank stays a proved
-    lower bound; it falls short only if 16 extra combinations all miss, with probability about
-    ``p^-16``. Only the part of ``R J C`` outside ``space`` is eliminated (FLINT).
+    once (returned as ``columns``) unless ``J`` has no more columns (``J C`` computed by forward
+    mode). ``rk(R J C) <= rk(J)`` always, so the rank stays a proved lower bound; it falls short
+    only if 16 extra combinations all miss, with probability about ``p^-16``. Only the part of
+    ``R J C`` outside ``space`` is eliminated (FLINT).
     """
     m, n = J.shape
     k = upper - (space.rank if space else 0) + 16

@@ -84,10 +84,10 @@ def test_plain_text_output(capsys):
     (["--widths", "3,3", "--ranks", "2", "--max-memory", "0"],
      "argument --max-memory: --max-memory must be a positive number of GB, got '0'"),
     (["--widths", "500,500", "--ranks", "500"],
-     ("this request may need up to 8.11e+04 GB of memory, above --max-memory = 4 GB; raise "
+     ("this request may need up to 1.15e+04 GB of memory, above --max-memory = 4 GB; raise "
       "--max-memory to compute it anyway")),
-    (["--widths", "60,60", "--ranks", "60"],
-     ("this request may need up to 16.9 GB of memory, above --max-memory = 4 GB; raise "
+    (["--widths", "80,80", "--ranks", "80"],
+     ("this request may need up to 7.57 GB of memory, above --max-memory = 4 GB; raise "
       "--max-memory to compute it anyway")),
     (["--widths", "3,3", "--ranks", "2", "--tokens", "100000000", "--method", "float"],
      ("this request may need up to 346 GB of memory, above --max-memory = 4 GB; raise "
@@ -96,7 +96,7 @@ def test_plain_text_output(capsys):
      ("this request may need up to 1.44e+20 GB of memory, above --max-memory = 4 GB; raise "
       "--max-memory to compute it anyway")),
     (["--widths", "6,6", "--ranks", "3", "--max-memory", "0.0001"],
-     ("this request may need up to 0.0174 GB of memory, above --max-memory = 0.0001 GB; raise "
+     ("this request may need up to 0.0175 GB of memory, above --max-memory = 0.0001 GB; raise "
       "--max-memory to compute it anyway")),
     (["--widths", "3," + "9" * 400, "--ranks", "1", "--method", "float"],
      ("this request may need up to 9.36e+793 GB of memory, above --max-memory = 4 GB; raise "
@@ -125,7 +125,7 @@ def test_bad_input_from_the_shell_has_no_traceback():
 
 
 def test_data_build_passes_seed_and_folder(tmp_path, monkeypatch, capsys):
-    from lsa_helpers import cli
+    from lsa_helpers import _build
 
     calls = []
 
@@ -134,7 +134,7 @@ def test_data_build_passes_seed_and_folder(tmp_path, monkeypatch, capsys):
         return {"folder": folder, "rows": {"atlas": 2, "softmax_conjecture": 1},
                 "seconds": {"total": 0.5}}
 
-    monkeypatch.setattr(cli, "build_data", fake_build)
+    monkeypatch.setattr(_build, "build_data", fake_build)
     assert main(["data", "build", "--seed", "4", "--folder", str(tmp_path), "--workers", "3"]) == 0
     assert calls == [(str(tmp_path), 4, 3)]
     assert capsys.readouterr().out == ("atlas.csv: 2 rows\nsoftmax_conjecture.csv: 1 rows\n"
@@ -149,12 +149,12 @@ def test_data_build_passes_seed_and_folder(tmp_path, monkeypatch, capsys):
      "cannot write the tables: [Errno 13] Permission denied: '/data/atlas.csv'"),
 ])
 def test_data_build_failure_is_one_line(error, message, monkeypatch, capsys):
-    from lsa_helpers import cli
+    from lsa_helpers import _build
 
     def failing_build(folder, *, seed, workers):
         raise error
 
-    monkeypatch.setattr(cli, "build_data", failing_build)
+    monkeypatch.setattr(_build, "build_data", failing_build)
     assert main(["data", "build"]) == 2
     captured = capsys.readouterr()
     assert captured.err == f"lsa_helpers: error: {message}\n" and captured.out == ""

@@ -1,5 +1,6 @@
 import re
 
+import numpy as np
 import pytest
 
 from lsa_helpers import Architecture, formula_dimension, reproduce_softmax_conjecture
@@ -43,3 +44,20 @@ def test_the_result_does_not_depend_on_the_workers():
                      for w in (1, 2))
     assert [[(t.rank, t.gap) for t in r.trial_ranks] for r in alone] == [
         [(t.rank, t.gap) for t in r.trial_ranks] for r in shared]
+
+
+def test_each_trial_is_reported_in_its_place():
+    """Trials run largest first but are reported in order: trial i is the float rank of the
+    Jacobian drawn from the i-th child of rng, recomputed here one by one."""
+    from lsa_helpers import float_rank, jacobian, random_inputs, random_weights
+    from lsa_helpers.workers import one_blas_thread
+
+    rows = reproduce_softmax_conjecture([3, 4], samples=20, trials=2, rng=5, workers=2)
+    archs = [row.architecture for row in rows for _ in row.trial_ranks]
+    with one_blas_thread():
+        direct = [float_rank(jacobian(arch, random_weights(arch, seed),
+                                      random_inputs(arch, 20, seed)))
+                  for arch, seed in zip(archs, np.random.default_rng(5).spawn(len(archs)))]
+    reported = [trial for row in rows for trial in row.trial_ranks]
+    assert [(t.rank, t.gap) for t in reported] == [(t.rank, t.gap) for t in direct]
+    assert len({t.gap for t in direct}) == len(direct)  # the trials are told apart

@@ -79,8 +79,8 @@ def test_the_memory_of_a_certified_run_stays_with_one_chunk():
 @pytest.mark.parametrize("call, message", [
     (lambda: dimension(Architecture((3, 3), (2,)), max_samples=-1),
      "max_samples must be an integer >= 1 or None, got max_samples=-1"),
-    (lambda: dimension(Architecture((60, 60), (60,))),
-     ("this request may need up to 16.9 GB of memory, above max_memory = 4 GB; raise max_memory "
+    (lambda: dimension(Architecture((80, 80), (80,))),
+     ("this request may need up to 7.57 GB of memory, above max_memory = 4 GB; raise max_memory "
       "to compute it anyway")),
     (lambda: dimension(Architecture((3, 3), (2,)), max_memory=float("nan")),
      "max_memory must be a finite number > 0, got max_memory=nan"),
@@ -95,12 +95,13 @@ def test_bad_requests_are_refused_before_computing(call, message):
 
 
 def test_the_memory_estimate_grows_with_the_jacobian():
-    """First round: about parameters^2 entries, a few bytes each, more for exact ranks; later
-    float rounds keep every row, exact ones only a sketch."""
+    """A float first round: about parameters^2 entries, a few bytes each, more for exact ranks;
+    later float rounds keep every row, exact ones only a chunk."""
     from lsa_helpers.function_space import OVERHEAD
 
     small, large = Architecture((8, 8), (4,)), Architecture((16, 16), (8,))
-    ratio = (memory_estimate(large) - OVERHEAD) / (memory_estimate(small) - OVERHEAD)
+    ratio = (memory_estimate(large, "float") - OVERHEAD) / (memory_estimate(small, "float")
+                                                            - OVERHEAD)
     assert 14 < ratio < 18  # 4x the parameters: 16x the entries
     assert memory_estimate(small, "float") < memory_estimate(small, "certified")
     for method, grows in (("float", True), ("certified", False)):
@@ -173,3 +174,13 @@ def test_floating_point_exceptions_in_the_jacobian_are_reported():
     result = dimension(Architecture((2,) * 10, (1,) * 9, skip=True), method="float", rng=0,
                        max_samples=8)
     assert "overflow in computing the Jacobian" in result.float_reading.reason
+
+
+def test_a_known_upper_bound_narrows_the_exact_estimate():
+    """Before the fiber rank ``P`` directions of ``J C`` are counted, then ``upper + 16``; a float
+    rank has no directions to count."""
+    arch = Architecture((24, 24, 24), (6, 6))  # 1728 parameters, upper bound 1078
+    assert memory_estimate(arch, upper=1078) < memory_estimate(arch)
+    assert memory_estimate(arch, "float", upper=1078) == memory_estimate(arch, "float")
+    with pytest.raises(ValueError, match=r"^upper must be an integer >= 0, got upper=-1$"):
+        memory_estimate(arch, upper=-1)
