@@ -167,7 +167,7 @@ def test_the_reading_plan_has_the_meetings_of_the_instructors_guide():
     guide = read(ROOT / "notebooks" / "INSTRUCTORS.md").split("### 4.3")[1].split("\n## ")[0]
     meetings = re.findall(r"\*\*Meeting (\d+):", guide)
     plan = read(READING)
-    assert re.findall(r"^### 모임 (\d+)\.", plan, re.MULTILINE) == meetings
+    assert re.findall(r"^## 모임 (\d+)\.", plan, re.MULTILINE) == meetings
     numbers = {path.name[:2] for path in (ROOT / "notebooks").glob("0*.ipynb")}
     assert set(re.findall(r"\b(0\d)\b", plan)) <= numbers
     for page in PAGES:
