@@ -488,7 +488,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
         values = [bars.text(0, y, "", va="center", fontsize=18) for y in range(3)]
         bars.set(xlim=(0, 1.25), xticks=[])  # the values are written on the bars
         bars.invert_yaxis()
-        dots = [spec.semilogy([], [], "o", ms=4, color=color, label=name)[0]
+        dots = [spec.semilogy([], [], "o", ms=7, color=color, label=name)[0]
                 for name, color in (("lightning", "C0"), ("softmax", "C1"))]
         cut_line = spec.axhline(1, color="0.4", ls="--", lw=1, label="cut")
         spec.set(xlim=(0, 1), xticks=[], ylim=(1e-18, 3), xlabel="singular value number",
@@ -686,8 +686,8 @@ def boundary_explorer() -> ipywidgets.interactive:
         _render(fig, draw, alpha, beta, gamma, position, facts, excess_text)
         return facts
 
-    fig, (left, right) = _figure(10.5, 2.8, 2, width_ratios=[2, 1], left=0.065, right=0.47,
-                                 bottom=0.22, top=0.88, wspace=0.35)
+    fig, (left, right) = _figure(11.5, 2.8, 2, width_ratios=[1, 1], left=0.06, right=0.5,
+                                 bottom=0.22, top=0.88, wspace=0.3)
     theta = np.linspace(0, 2 * np.pi, 200)
     r, s = np.linspace(0, 3, 50), np.linspace(-3, 3, 100)
     with rc_context(_ROOM_STYLE):
@@ -703,7 +703,7 @@ def boundary_explorer() -> ipywidgets.interactive:
         right.plot(r, r, "k", r, -r, "k", lw=1.2)
         right.plot(np.sqrt(1 + s**2), s, "k--", lw=0.8)
         meridian_point, = right.plot([0], [0], "o", ms=10)
-        right.set(xlim=(0, 3), ylim=(-3, 3), aspect="equal", xlabel="√(β² + γ²)", ylabel="α",
+        right.set(xlim=(0, 3), ylim=(-3, 3), xlabel="√(β² + γ²)", ylabel="α",
                   xticks=[0, 2], yticks=[-2, 0, 2], title="meridian")
         lines = [fig.text(0.56, y, "", fontsize=size, weight=weight, va="top")
                  for y, size, weight in ((0.95, 20, "bold"), (0.73, 16, "normal"),
