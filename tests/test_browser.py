@@ -425,7 +425,8 @@ def follow_the_slider(notebook):
 
     arch = Architecture((3, 3), (2,), tokens=3)  # the other sliders at their defaults
     formula, exact = formula_dimension(arch).value, dimension(arch, rng=2025).rank
-    expected = [str(arch), f"formula [paper] {formula}", f"exact rank {exact}"]
+    before = dimension(Architecture((3, 3), (3,), tokens=3), rng=2025).rank
+    expected = [f"formula [paper] {formula}", f"exact rank {exact},", f"certified {exact}"]
     text_after = notebook.wait(f"""({{name, index, before, expected}}) => {{
         const output = {PANEL}.content.widgets[index].node.querySelector('.widget-output');
         const text = output.innerText;
@@ -437,7 +438,7 @@ def follow_the_slider(notebook):
     notebook.check((arch.parameter_count, formula, exact) == (21, 16, 16),
                    f"a = 2: {arch.parameter_count} parameters, formula {formula}, "
                    f"exact rank {exact}")
-    notebook.check("ranks=(3)" not in text_after,
+    notebook.check(f"exact rank {before}," not in text_after,
                    f"the line for a = 3 is still shown: {text_after!r}")
     image_after = output.locator("img").get_attribute("src")
     notebook.check(image_after and image_after != image_before, "the plot did not change with a")
