@@ -51,14 +51,21 @@ projector at 1280x720 from the back of a room. Titles sit just above their axes,
 at each draw (no demo labels an axis on top)."""
 
 
+def _room_style() -> Any:
+    """Matplotlib's settings in :data:`_ROOM_STYLE` meanwhile: for building a demo's artists and
+    for every draw (text takes its size when it is made)."""
+    from matplotlib import rc_context
+
+    return rc_context(_ROOM_STYLE)
+
+
 def _figure(width: float, height: float, cols: int = 1, **grid: Any) -> tuple[Figure, list[Any]]:
     """A figure drawn by Agg, outside pyplot, in the room style, with ``cols`` axes placed by
     ``grid`` (fixed margins and spacing as figure fractions, ``width_ratios``)."""
-    from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         fig = Figure(figsize=(width, height))
         FigureCanvasAgg(fig)
         return fig, list(fig.subplots(1, cols, squeeze=False, gridspec_kw=grid)[0])
@@ -70,9 +77,8 @@ def _render(fig: Figure, draw: Any, *args: Any) -> None:
     stale)."""
     from IPython import get_ipython
     from IPython.display import display
-    from matplotlib import rc_context
 
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         draw(*args)
     _draw(fig, anew=fig.stale)
     if get_ipython() is not None:
@@ -82,10 +88,8 @@ def _render(fig: Figure, draw: Any, *args: Any) -> None:
 def _draw(fig: Figure, *, anew: bool) -> None:
     """Draw ``fig`` on its canvas in two layers: the still one (every artist not animated), drawn
     anew and kept, or restored as last kept; then the moving one (the animated artists) over it."""
-    from matplotlib import rc_context
-
     canvas = fig.canvas
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         if anew or not hasattr(fig, "_still_layer"):
             canvas.draw()
             fig._still_layer = canvas.copy_from_bbox(fig.bbox)  # type: ignore[attr-defined]
@@ -148,7 +152,6 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
     monomials per output entry at ``t``, span dimension and parameters. The other keywords set
     the sliders' starting values; the callback returns the counts and the sizes.
     """
-    from matplotlib import rc_context
 
     sizes = _checks.bool_flag("sizes", sizes)
 
@@ -157,7 +160,7 @@ def polynomial_explorer(*, d: int = 6, d_out: int = 4, a: int = 2, t: int = 8,
                         right=0.97, bottom=0.17, top=0.89, wspace=0.62,
                         width_ratios=[1.25, 1][:1 + sizes])
     ax = axes[0]
-    with rc_context(_ROOM_STYLE):  # the axes fixed over the sliders' whole range
+    with _room_style():  # the axes fixed over the sliders' whole range
         quadratic, = ax.loglog(ts, ts, color="C3", lw=2.5, label="as written: V X (XᵀAX)")
         linear, = ax.loglog(ts, ts, color="C0", lw=2.5, label="re-associated: (V X Xᵀ)(A X)")
         dots, = ax.plot([1, 1], [1, 1], "ko", ms=6)
@@ -231,7 +234,6 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
     ``A`` printed); relative to ``phi``, or, when ``phi = 0``, the largest output of the moved
     layer on random inputs.
     """
-    from matplotlib import rc_context
 
     seed = _checks.seed("seed", seed)
     arch = Architecture((d, d_out), (d,))  # checks d and d_out
@@ -276,7 +278,7 @@ def fiber_explorer(*, d: int = 3, d_out: int = 2, seed: int = 0) -> ipywidgets.i
     # row per move, the swap's empty where it does not exist. Only the moving layer changes.
     floor = 1e-18
     fig, (ax,) = _figure(8, 2.8, left=0.28, right=0.97, bottom=0.26, top=0.87)
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         bars = ax.barh(range(3), [1, 1, 1], left=floor)
         labels = [ax.text(1, y, "", va="center") for y in range(3)]
         ax.set(xscale="log", xlim=(floor, 1e3), ylim=(2.5, -1.1))
@@ -322,7 +324,6 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     """
     from functools import lru_cache
 
-    from matplotlib import rc_context
 
     seed = _checks.seed("seed", seed)
     ranks = np.arange(1, 10)
@@ -354,7 +355,7 @@ def dimension_explorer(*, seed: int = 0) -> ipywidgets.interactive:
 
     fig, (ax, bx) = _figure(10.6, 3.1, 2, left=0.07, right=0.96, bottom=0.18, top=0.88,
                             wspace=0.45)
-    with rc_context(_ROOM_STYLE):  # the artists made here take the room's sizes
+    with _room_style():  # the artists made here take the room's sizes
         params, = ax.plot(ranks, ranks, "s-", color="0.5", label="parameters")
         dims, = ax.plot(ranks, ranks, "o-", color="C1", lw=2, label="dimension")
         fiber = ax.fill_between(ranks, ranks, ranks, color="C1", alpha=0.12)
@@ -427,7 +428,6 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
     from math import ceil
 
     import ipywidgets as w
-    from matplotlib import rc_context
     from matplotlib.markers import TICKDOWN
     from matplotlib.ticker import FixedFormatter, FixedLocator, MaxNLocator, NullLocator
     from matplotlib.transforms import ScaledTranslation
@@ -482,7 +482,7 @@ def softmax_explorer(*, seed: int = 0, reveal: bool = False) -> ipywidgets.inter
     # a new architecture changes no limit, so no move redraws the still layer.
     fig, (bars, spec) = _figure(10.5, 2.8, 2, width_ratios=[1, 1.7], left=0.135, right=0.985,
                                 bottom=0.22, top=0.88, wspace=0.12)
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         blocks = bars.barh(["parameters", "lightning", "softmax"], [1, 1, 1],
                            color=["0.7", "C0", "C1"])
         values = [bars.text(0, y, "", va="center", fontsize=18) for y in range(3)]
@@ -546,7 +546,6 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
     import textwrap
     from functools import lru_cache
 
-    from matplotlib import rc_context
     from matplotlib.ticker import PercentFormatter
 
     from .rank import PRIME, exact_rank
@@ -595,7 +594,7 @@ def deep_explorer(*, seed: int = 0, certify_up_to: int = 120) -> ipywidgets.inte
 
     fig, (ax,) = _figure(10, 2.4, bottom=0.4, top=0.84, left=0.02, right=0.96)
     colors = {"dimension": "C0", "symmetry orbit": "0.6", "other fiber directions": "C3"}
-    with rc_context(_ROOM_STYLE):  # the artists made here take the room's sizes
+    with _room_style():  # the artists made here take the room's sizes
         bars = {label: ax.barh([0], [1], height=0.6, color=color, label=label)[0]
                 for label, color in colors.items()}
         counts = {label: ax.text(0, 0, "", ha="center", va="center",
@@ -636,7 +635,6 @@ def boundary_explorer() -> ipywidgets.interactive:
     prediction was made.
     """
     import ipywidgets as w
-    from matplotlib import rc_context
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -690,7 +688,7 @@ def boundary_explorer() -> ipywidgets.interactive:
                                  bottom=0.22, top=0.88, wspace=0.3)
     theta = np.linspace(0, 2 * np.pi, 200)
     r, s = np.linspace(0, 3, 50), np.linspace(-3, 3, 100)
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         # plain Unicode labels, 3 ticks an axis, fixed limits: a move redraws the moving layer only
         disc, = left.fill(theta, theta, color="C3", alpha=0.15, lw=0)
         cone, = left.plot(theta, theta, "k", lw=1.2)
@@ -776,7 +774,6 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 200, d: int = 4, d
     from functools import lru_cache
 
     import ipywidgets as w
-    from matplotlib import rc_context
     from matplotlib.legend import Legend
 
     from .multihead import HeadsDimension, MultiHead, multihead_dimension
@@ -823,7 +820,7 @@ def multihead_explorer(*, seed: int = 0, certify_up_to: int = 200, d: int = 4, d
         return facts
 
     fig, (ax,) = _figure(10.2, 2.4, left=0.03, right=0.97, bottom=0.48, top=0.83)
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         bars = list(ax.barh([0] * 5, [0] * 5, edgecolor="k", linewidth=0.6))
         marks = [ax.axvline(0, color="k", ls=":", lw=2), ax.axvline(0, color="C1", ls="--", lw=3)]
         counted = ax.set_title("", loc="left")
@@ -901,7 +898,6 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
     dimension, rotation and volume; the chosen ``a`` outlined, the largest dimension
     ``d^2 + dd' - 1`` dashed. Returns the split of the chosen layer.
     """
-    from matplotlib import rc_context
 
     seed = _checks.seed("seed", seed)
     ranks = range(1, 7)
@@ -923,7 +919,7 @@ def parameter_split_explorer(*, seed: int = 0) -> ipywidgets.interactive:
 
     # fixed axes for every setting (at most 85 parameters), every count drawn animated
     fig, (ax,) = _figure(10, 3.4, left=0.08, right=0.7, bottom=0.19, top=0.89)
-    with rc_context(_ROOM_STYLE):
+    with _room_style():
         stacks = {part: ax.bar(ranks, np.ones(len(ranks)), color=color, label=part)
                   for part, color in (("dimension", "C0"), ("rotation", "C1"), ("volume", "C2"))}
         outline, = ax.bar([1], [1], fill=False, edgecolor="k", lw=2.5)
@@ -1010,7 +1006,6 @@ def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None
     problem drawn from ``seed`` (:func:`stall_problem`).
     """
     import ipywidgets as w
-    from matplotlib import rc_context
     from matplotlib.collections import PolyCollection
     from matplotlib.ticker import NullLocator
 
@@ -1088,7 +1083,7 @@ def training_explorer(inputs: ArrayLike | None = None, targets: ArrayLike | None
     fig, (left_ax, right_ax) = _figure(10.2, 3.55, 2, left=0.075, right=0.985, bottom=0.26,
                                        top=0.79, wspace=0.2)
     steps_axis = runs[settings[0]].steps
-    with rc_context(_ROOM_STYLE):  # plain Unicode labels and ticks: mathtext is slow
+    with _room_style():  # plain Unicode labels and ticks: mathtext is slow
         shades = [[ax.add_collection(PolyCollection([], color=color, alpha=0.25, lw=0, label=label,
                                                     transform=ax.get_xaxis_transform()),
                                      autolim=False)
